@@ -1,0 +1,4 @@
+pub mod config;
+pub mod demo;
+pub mod filter;
+pub mod run;

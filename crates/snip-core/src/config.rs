@@ -1,0 +1,199 @@
+//! The frozen configuration of one compression call.
+//!
+//! [`Config`] is built once (from defaults, or from `SNIP_*` variables through
+//! [`Config::from_lookup`]) and never changes during a call. The core reads no
+//! environment itself: callers pass a lookup function, which keeps the library pure.
+
+use std::fmt;
+
+/// Settings of the pipeline. All sizes are in **bytes** of UTF-8 (or raw) text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `SNIP_ENABLED` (default `true`). When false, [`crate::compress`] returns its input.
+    pub enabled: bool,
+    /// `SNIP_MAX_BYTES` (default 24,576): the budget. Lossy elision applies only to
+    /// outputs above it, and aims to bring them under it.
+    pub max_bytes: usize,
+    /// `SNIP_HEAD_BYTES` (default 40% of the budget): bytes of whole lines kept from
+    /// the start when the middle is elided.
+    pub head_bytes: usize,
+    /// `SNIP_TAIL_BYTES` (default 40% of the budget): bytes of whole lines kept from
+    /// the end when the middle is elided.
+    pub tail_bytes: usize,
+    /// `SNIP_SALIENT_BYTES` (default 15% of the budget): bytes the salient-line
+    /// islands of an elided middle may use together.
+    pub salient_bytes: usize,
+    /// `SNIP_SALIENT_CONTEXT` (default 1): lines of context kept on each side of a
+    /// salient line.
+    pub salient_context: usize,
+    /// `SNIP_TRACEBACK_HEAD` (default 6): traceback frames kept after the header.
+    pub traceback_head_frames: usize,
+    /// `SNIP_TRACEBACK_TAIL` (default 12): traceback frames kept before the exception.
+    pub traceback_tail_frames: usize,
+    /// `SNIP_REPEAT_MIN` (default 3): the shortest run of identical lines collapsed.
+    pub repeat_min: usize,
+    /// `SNIP_JSON_STRING_KEEP` (default 512): bytes kept at each end of an elided JSON
+    /// string.
+    pub json_string_keep: usize,
+    /// `SNIP_JSON_ARRAY_KEEP` (default 3): items kept at each end of an elided JSON array.
+    pub json_array_keep: usize,
+}
+
+/// Defaults, derived from [`DEFAULT_MAX_BYTES`].
+impl Default for Config {
+    fn default() -> Self {
+        Self::with_budget(DEFAULT_MAX_BYTES)
+    }
+}
+
+/// The default budget in bytes: below Hermes Agent's 50,000-character terminal cap.
+pub const DEFAULT_MAX_BYTES: usize = 24_576;
+
+impl Config {
+    /// Defaults for a given budget (`max_bytes`): head and tail 40% each, islands 15%.
+    pub fn with_budget(max_bytes: usize) -> Self {
+        Config {
+            enabled: true,
+            max_bytes,
+            head_bytes: max_bytes * 2 / 5,
+            tail_bytes: max_bytes * 2 / 5,
+            salient_bytes: max_bytes * 3 / 20,
+            salient_context: 1,
+            traceback_head_frames: 6,
+            traceback_tail_frames: 12,
+            repeat_min: 3,
+            json_string_keep: 512,
+            json_array_keep: 3,
+        }
+    }
+
+    /// Builds a config from `SNIP_*` variables read through `lookup` (for example
+    /// `|k| std::env::var(k).ok()`). Unset variables take their defaults; the head,
+    /// tail and salient shares follow `SNIP_MAX_BYTES` unless set themselves.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first variable whose value does not parse.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let max = parse_usize(&lookup, "SNIP_MAX_BYTES")?.unwrap_or(DEFAULT_MAX_BYTES);
+        if max < 256 {
+            return Err(ConfigError::new(
+                "SNIP_MAX_BYTES",
+                &max.to_string(),
+                "a budget of at least 256 bytes",
+            ));
+        }
+        let mut c = Config::with_budget(max);
+        if let Some(v) = lookup("SNIP_ENABLED") {
+            c.enabled = parse_bool("SNIP_ENABLED", &v)?;
+        }
+        let set = |field: &mut usize, name: &str| -> Result<(), ConfigError> {
+            if let Some(v) = parse_usize(&lookup, name)? {
+                *field = v;
+            }
+            Ok(())
+        };
+        set(&mut c.head_bytes, "SNIP_HEAD_BYTES")?;
+        set(&mut c.tail_bytes, "SNIP_TAIL_BYTES")?;
+        set(&mut c.salient_bytes, "SNIP_SALIENT_BYTES")?;
+        set(&mut c.salient_context, "SNIP_SALIENT_CONTEXT")?;
+        set(&mut c.traceback_head_frames, "SNIP_TRACEBACK_HEAD")?;
+        set(&mut c.traceback_tail_frames, "SNIP_TRACEBACK_TAIL")?;
+        set(&mut c.repeat_min, "SNIP_REPEAT_MIN")?;
+        set(&mut c.json_string_keep, "SNIP_JSON_STRING_KEEP")?;
+        set(&mut c.json_array_keep, "SNIP_JSON_ARRAY_KEEP")?;
+        if c.repeat_min < 2 {
+            return Err(ConfigError::new(
+                "SNIP_REPEAT_MIN",
+                &c.repeat_min.to_string(),
+                "a whole number of at least 2",
+            ));
+        }
+        if c.head_bytes + c.tail_bytes > c.max_bytes {
+            return Err(ConfigError::new(
+                "SNIP_HEAD_BYTES",
+                &c.head_bytes.to_string(),
+                "SNIP_HEAD_BYTES + SNIP_TAIL_BYTES at most SNIP_MAX_BYTES",
+            ));
+        }
+        Ok(c)
+    }
+
+    /// The resolved settings as `(variable, value)` pairs, in a fixed order, for
+    /// `snip config`.
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("SNIP_ENABLED", (if self.enabled { "1" } else { "0" }).to_string()),
+            ("SNIP_MAX_BYTES", self.max_bytes.to_string()),
+            ("SNIP_HEAD_BYTES", self.head_bytes.to_string()),
+            ("SNIP_TAIL_BYTES", self.tail_bytes.to_string()),
+            ("SNIP_SALIENT_BYTES", self.salient_bytes.to_string()),
+            ("SNIP_SALIENT_CONTEXT", self.salient_context.to_string()),
+            ("SNIP_TRACEBACK_HEAD", self.traceback_head_frames.to_string()),
+            ("SNIP_TRACEBACK_TAIL", self.traceback_tail_frames.to_string()),
+            ("SNIP_REPEAT_MIN", self.repeat_min.to_string()),
+            ("SNIP_JSON_STRING_KEEP", self.json_string_keep.to_string()),
+            ("SNIP_JSON_ARRAY_KEEP", self.json_array_keep.to_string()),
+        ]
+    }
+}
+
+/// A variable whose value does not parse. Its `Display` is one line naming the
+/// variable, the value and what is expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The variable, e.g. `SNIP_MAX_BYTES`.
+    pub variable: String,
+    /// The value found.
+    pub value: String,
+    /// What the variable takes.
+    pub expected: String,
+}
+
+impl ConfigError {
+    /// A new error for `variable` holding `value`, which should be `expected`.
+    pub fn new(variable: &str, value: &str, expected: &str) -> Self {
+        ConfigError {
+            variable: variable.to_string(),
+            value: value.to_string(),
+            expected: expected.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={:?} is not valid: expected {} (unset it to use the default)",
+            self.variable, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Parses a `usize` variable; `None` when unset or empty.
+pub fn parse_usize(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &str,
+) -> Result<Option<usize>, ConfigError> {
+    match lookup(name) {
+        None => Ok(None),
+        Some(v) if v.trim().is_empty() => Ok(None),
+        Some(v) => v
+            .trim()
+            .replace('_', "")
+            .parse::<usize>()
+            .map(Some)
+            .map_err(|_| ConfigError::new(name, &v, "a whole number of bytes, e.g. 24576")),
+    }
+}
+
+/// Parses a boolean variable: `1/true/yes/on` or `0/false/no/off` (any case).
+pub fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        _ => Err(ConfigError::new(name, v, "1 or 0 (true/false, yes/no, on/off)")),
+    }
+}
