@@ -29,6 +29,24 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Print the resolved configuration (SNIP_* variables).
     Config(cmd::config::Args),
+    /// Get back what a marker says was removed (bytes, lines, search, full).
+    Restore(cmd::restore::Args),
+    /// Report the savings ledger.
+    Stats(cmd::stats::Args),
+    /// Evict expired and over-budget originals from the store.
+    Gc(cmd::gc::Args),
+    /// Measure savings, kept clues and speed on generated shapes and real captures.
+    Bench(cmd::bench::Args),
+    /// Run the MCP stdio server (snip_restore, snip_stats).
+    Mcp(cmd::mcp::Args),
+    /// Host hooks (e.g. `snip hook claude-code`).
+    Hook(cmd::hook::Args),
+    /// Register snip with a host (claude-code, opencode).
+    Install(cmd::install::Args),
+    /// Remove snip from a host's configuration.
+    Uninstall(cmd::uninstall::Args),
+    /// Conversation pass: shrink older tool results of a request (JSON on stdin).
+    Context(cmd::context::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +57,15 @@ fn main() -> ExitCode {
         Some(Command::Run(a)) => cmd::run::run(a),
         Some(Command::Demo(a)) => cmd::demo::run(a),
         Some(Command::Config(a)) => cmd::config::run(a),
+        Some(Command::Restore(a)) => cmd::restore::run(a),
+        Some(Command::Stats(a)) => cmd::stats::run(a),
+        Some(Command::Gc(a)) => cmd::gc::run(a),
+        Some(Command::Bench(a)) => cmd::bench::run(a),
+        Some(Command::Mcp(a)) => cmd::mcp::run(a),
+        Some(Command::Hook(a)) => cmd::hook::run(a),
+        Some(Command::Install(a)) => cmd::install::run(a),
+        Some(Command::Uninstall(a)) => cmd::uninstall::run(a),
+        Some(Command::Context(a)) => cmd::context::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,4 +1,13 @@
+pub mod bench;
 pub mod config;
+pub mod context;
 pub mod demo;
 pub mod filter;
+pub mod gc;
+pub mod hook;
+pub mod install;
+pub mod mcp;
+pub mod restore;
 pub mod run;
+pub mod stats;
+pub mod uninstall;
