@@ -1,0 +1,341 @@
+//! snip-context: the conversation pass. Before an LLM API call, older tool results of
+//! the request are replaced by one-line summaries while the newest stay whole.
+//!
+//! The pass is pure: it reads no files, environment or clock. It takes a request (or
+//! just its `messages` array) as a [`serde_json::Value`], frozen [`ContextSettings`],
+//! and a store callback that keeps each replaced original and returns its id; it
+//! returns a [`ContextOutcome`] with the request to send and a [`ContextReport`].
+//!
+//! Rules (see `docs/context.md`):
+//! - Conversations of fewer than [`ContextSettings::min_messages`] messages pass
+//!   through.
+//! - The newest [`ContextSettings::keep_last`] tool results stay whole. Of the older
+//!   ones, the count that may be summarised is floored to a multiple of
+//!   [`ContextSettings::batch`], so results leave the protected window in batches and
+//!   the request's prefix changes once per batch.
+//! - Each result that left the window, holds at least
+//!   [`ContextSettings::min_chars`] chars of text, and whose summary is shorter, is
+//!   replaced by a [`summary::Summary`] line, after its text was stored.
+//! - Only the content of tool results changes: system, user and assistant text, tool
+//!   calls, ids, `is_error`, `cache_control` and every other key stay as they are. A
+//!   string content stays a string; a list of text blocks becomes a list of one text
+//!   block.
+//! - Summaries depend only on the original, its tool call and the store's id for it,
+//!   so a result is summarised byte-identically on every later call; a summary in the
+//!   input is left as it is (idempotent).
+//! - Anything malformed or unknown passes through untouched, and so does everything
+//!   when the pass panics.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod adapters;
+pub mod digest;
+pub mod settings;
+pub mod summary;
+
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt;
+
+pub use settings::ContextSettings;
+pub use summary::Summary;
+
+/// A request format the pass understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// OpenAI chat completions: `role: "tool"` messages with `tool_call_id`, answering
+    /// an assistant message's `tool_calls`.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic messages: `tool_result` blocks (with `tool_use_id`, optional
+    /// `is_error`) answering `tool_use` blocks.
+    Anthropic,
+}
+
+impl Format {
+    /// `openai` or `anthropic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAi => "openai",
+            Format::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Which format to read a request as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FormatChoice {
+    /// Detect it from the messages; a request showing both formats' tool shapes (or
+    /// neither) passes through.
+    #[default]
+    Auto,
+    /// Read it as this format.
+    Fixed(Format),
+}
+
+impl std::str::FromStr for FormatChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(FormatChoice::Auto),
+            "openai" => Ok(FormatChoice::Fixed(Format::OpenAi)),
+            "anthropic" => Ok(FormatChoice::Fixed(Format::Anthropic)),
+            _ => Err(format!(
+                "unknown format {s:?}: expected openai, anthropic or auto"
+            )),
+        }
+    }
+}
+
+/// Why a request passed through whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skip {
+    /// `enabled` is false.
+    Disabled,
+    /// Not an object with a `messages` array, nor an array of messages.
+    NotARequest,
+    /// Fewer messages than `min_messages`.
+    TooShort,
+    /// No tool-result shape of either format was found (auto-detection).
+    NoToolResults,
+    /// Both formats' tool shapes were found (auto-detection).
+    Ambiguous,
+    /// A message or block does not have the shape its format requires.
+    Malformed(String),
+    /// The pass panicked; the request is returned as it came.
+    Panicked(String),
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Skip::Disabled => f.write_str("disabled"),
+            Skip::NotARequest => f.write_str("not a request: no messages array"),
+            Skip::TooShort => f.write_str("fewer messages than min_messages"),
+            Skip::NoToolResults => f.write_str("no tool results"),
+            Skip::Ambiguous => f.write_str("both OpenAI and Anthropic tool shapes found"),
+            Skip::Malformed(why) => write!(f, "malformed: {why}"),
+            Skip::Panicked(why) => write!(f, "internal error: {why}"),
+        }
+    }
+}
+
+/// What the pass did to one request. Counts are tool results unless named otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ContextReport {
+    /// The format read (`None` when the request passed through before that).
+    pub format: Option<Format>,
+    /// Why the request passed through whole, if it did (see [`Skip`]).
+    pub skipped: Option<String>,
+    /// Entries of the `messages` array.
+    pub messages: usize,
+    /// Tool results in the request.
+    pub tool_results: usize,
+    /// Tool results that left the protected window (a multiple of `batch`).
+    pub left_window: usize,
+    /// Results replaced by a summary in this call.
+    pub summarised: usize,
+    /// Results that already were a summary (left as they are).
+    pub already_summarised: usize,
+    /// Results under `min_chars`.
+    pub kept_small: usize,
+    /// Results whose content is not text (images, documents, missing content).
+    pub kept_unsupported: usize,
+    /// Results whose summary would not be shorter.
+    pub kept_not_smaller: usize,
+    /// Results kept whole because the store did not return an id.
+    pub store_failed: usize,
+    /// Bytes of the originals replaced in this call (their text, UTF-8).
+    pub original_bytes: usize,
+    /// Bytes of the summaries that replaced them.
+    pub summary_bytes: usize,
+    /// Store ids of the replaced originals, oldest first.
+    pub ids: Vec<String>,
+}
+
+/// The result of a pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextOutcome {
+    /// The request (or messages array) to send. Equal to the input when `changed` is
+    /// false.
+    pub request: Value,
+    /// Whether any tool result was replaced.
+    pub changed: bool,
+    /// What happened.
+    pub report: ContextReport,
+}
+
+/// The store callback: keeps `original` (a tool result's text, UTF-8 bytes) and returns
+/// its id (`sn_` + lowercase hex), or `None` when it could not keep it (that result
+/// then stays whole). The same bytes must get the same id for summaries to be
+/// byte-stable across calls.
+pub type StoreFn<'a> = dyn FnMut(&[u8]) -> Option<String> + 'a;
+
+/// Runs the pass over a whole request: an object with a `messages` array (OpenAI chat
+/// completions or Anthropic messages; every other key, e.g. `system`, `tools`, `model`,
+/// is left as it is), or a bare array of messages.
+pub fn compress_request(
+    request: &Value,
+    format: FormatChoice,
+    settings: &ContextSettings,
+    store: &mut StoreFn<'_>,
+) -> ContextOutcome {
+    match request {
+        Value::Object(map) => match map.get("messages") {
+            Some(messages @ Value::Array(_)) => {
+                let out = compress_messages(messages, format, settings, store);
+                if !out.changed {
+                    return ContextOutcome {
+                        request: request.clone(),
+                        ..out
+                    };
+                }
+                let mut req = map.clone();
+                req.insert("messages".to_string(), out.request);
+                ContextOutcome {
+                    request: Value::Object(req),
+                    changed: true,
+                    report: out.report,
+                }
+            }
+            _ => pass_through(request, Skip::NotARequest, ContextReport::default()),
+        },
+        Value::Array(_) => compress_messages(request, format, settings, store),
+        _ => pass_through(request, Skip::NotARequest, ContextReport::default()),
+    }
+}
+
+/// Runs the pass over a `messages` array (what the Python binding
+/// `snip.compress_messages(messages, **settings)` calls). Anything else passes through.
+pub fn compress_messages(
+    messages: &Value,
+    format: FormatChoice,
+    settings: &ContextSettings,
+    store: &mut StoreFn<'_>,
+) -> ContextOutcome {
+    let Value::Array(list) = messages else {
+        return pass_through(messages, Skip::NotARequest, ContextReport::default());
+    };
+    let mut report = ContextReport {
+        messages: list.len(),
+        ..ContextReport::default()
+    };
+    if !settings.enabled {
+        return pass_through(messages, Skip::Disabled, report);
+    }
+    if list.len() < settings.min_messages {
+        return pass_through(messages, Skip::TooShort, report);
+    }
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut report = report.clone();
+        let result = run_pass(list, format, settings, store, &mut report);
+        (result, report)
+    }));
+    match run {
+        Ok((Ok(Some(new)), report)) => ContextOutcome {
+            request: Value::Array(new),
+            changed: true,
+            report,
+        },
+        Ok((Ok(None), report)) => ContextOutcome {
+            request: messages.clone(),
+            changed: false,
+            report,
+        },
+        Ok((Err(skip), r)) => pass_through(messages, skip, r),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            report.format = None;
+            pass_through(messages, Skip::Panicked(why), report)
+        }
+    }
+}
+
+fn pass_through(v: &Value, skip: Skip, mut report: ContextReport) -> ContextOutcome {
+    report.skipped = Some(skip.to_string());
+    ContextOutcome {
+        request: v.clone(),
+        changed: false,
+        report,
+    }
+}
+
+/// The length of a dummy id used to check a summary would be shorter before storing the
+/// original (the store's ids are `sn_` + 24 hex).
+const PROBE_ID: &str = "sn_000000000000000000000000";
+
+fn run_pass(
+    list: &[Value],
+    choice: FormatChoice,
+    settings: &ContextSettings,
+    store: &mut StoreFn<'_>,
+    report: &mut ContextReport,
+) -> Result<Option<Vec<Value>>, Skip> {
+    let format = match choice {
+        FormatChoice::Fixed(f) => f,
+        FormatChoice::Auto => adapters::detect(list)?,
+    };
+    report.format = Some(format);
+    let slots = adapters::scan(format, list)?;
+    report.tool_results = slots.len();
+    let leaving = settings.leaving(slots.len());
+    report.left_window = leaving;
+    let mut replacements = Vec::new();
+    for slot in &slots[..leaving] {
+        let Some(text) = &slot.text else {
+            report.kept_unsupported += 1;
+            continue;
+        };
+        if summary::is_summary(text) {
+            report.already_summarised += 1;
+            continue;
+        }
+        if text.chars().count() < settings.min_chars {
+            report.kept_small += 1;
+            continue;
+        }
+        let d = digest::digest(text, slot.is_error);
+        let probe = Summary::new(slot.tool.clone(), text.len(), &d, PROBE_ID).render();
+        if probe.len() >= text.len() {
+            report.kept_not_smaller += 1;
+            continue;
+        }
+        let Some(id) = store(text.as_bytes()).filter(|id| valid_id(id)) else {
+            report.store_failed += 1;
+            continue;
+        };
+        let line = Summary::new(slot.tool.clone(), text.len(), &d, &id).render();
+        if line.len() >= text.len() {
+            report.kept_not_smaller += 1;
+            continue;
+        }
+        report.summarised += 1;
+        report.original_bytes += text.len();
+        report.summary_bytes += line.len();
+        report.ids.push(id);
+        replacements.push((slot, line));
+    }
+    if replacements.is_empty() {
+        return Ok(None);
+    }
+    let mut out = list.to_vec();
+    for (slot, line) in replacements {
+        adapters::replace(format, &mut out, slot, line);
+    }
+    Ok(Some(out))
+}
+
+/// `sn_` followed by 1–64 lowercase hex digits.
+fn valid_id(id: &str) -> bool {
+    id.len() > 3
+        && id.len() <= 67
+        && id.starts_with("sn_")
+        && id[3..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
