@@ -1,0 +1,1462 @@
+//! `json-fields`: shorten one JSON document (or JSON Lines) and keep it valid JSON.
+//!
+//! # What it does
+//! Parses the payload with its own span-keeping scanner (iterative: an explicit stack,
+//! so JSON nested 100,000 deep cannot overflow the call stack) and writes a smaller JSON
+//! text. Every value it does not touch is copied as its original bytes, so numbers,
+//! escapes and key order stay exact. In order:
+//!
+//! 1. **Lossless, any size.** A string value of at least 64 raw bytes that holds `\r`,
+//!    an ESC (`\u001b`) or several line feeds is decoded, run through the lossless text
+//!    rules (terminal-render, ansi-strip, repeat-collapse) and re-encoded, when that is
+//!    smaller.
+//! 2. **Lossless, over the budget.** If the document is still larger than
+//!    [`Config::max_bytes`], whitespace between tokens is removed (reported as
+//!    `minified`). Small pretty JSON stays as it is.
+//! 3. **Lossy, over the budget** (only when the caller allows it). While the document is
+//!    over the budget, the piece whose elision saves the most bytes goes first:
+//!    - inside a long string: the first and last [`Config::json_string_keep`] bytes of
+//!      the decoded value stay (cut on code-point boundaries, never inside an escape
+//!      sequence) and the middle becomes a marker *inside the string*:
+//!      `<head>…[snip: N bytes elided from this string · json-fields · restore: …]…<tail>`
+//!      (the separator is U+2026 `…`, see [`SEPARATOR`]);
+//!    - the middle of a long array: the first and last [`Config::json_array_keep`] items
+//!      stay and the middle items become ONE marker string element.
+//!
+//!    Objects keep every key. The steps come in levels, each run only while the budget
+//!    is not met: (a) strings and arrays of scalars at the configured keeps; (b) the same
+//!    at tight keeps (strings `json_string_keep / 16` bytes, arrays 1 item), so that a
+//!    list of records (packages, rows) keeps every record; only if (a)+(b) cannot meet
+//!    the budget is the document redone from (a) with (c) arrays of objects/arrays at the
+//!    configured keep, then (d) everything at the tight keeps.
+//!
+//! # Markers and restore calls
+//! - String: `restore` is `mode="bytes", field="<RFC 6901 pointer>", start, end` with
+//!   offsets into the field's **decoded** original value (0-based, half-open).
+//! - Array middle: `bytes S-E` and `mode="bytes", start=S, end=E`, raw byte offsets of
+//!   the original input (0-based, half-open) spanning the elided items and the commas
+//!   between them, so the slice is exactly the comma-separated elided items.
+//! - JSON Lines: a string's marker gives the raw byte range (in the whole input) of its
+//!   JSON-escaped middle instead of a pointer, since no pointer addresses one line.
+//!
+//! # Why
+//! A 500 KB `cargo metadata` line or a `pip inspect` with 136 KB descriptions is useless
+//! to a model if cut at a byte offset (invalid JSON) and too large to carry whole.
+//!
+//! # Idempotence
+//! A string that already holds a `json-fields` marker and an array that already holds a
+//! marker element are never elided again, and elision needs at least 64 decoded bytes
+//! removed, so compressing the output again changes nothing.
+//!
+//! # Options
+//! [`Config::max_bytes`], [`Config::json_string_keep`], [`Config::json_array_keep`]; JSON
+//! Lines lines are elided to `max_bytes / 4` each, only when the whole input is over the
+//! budget (whole lines are then the head-tail rule's job).
+
+use std::collections::BinaryHeap;
+use std::fmt::Write as _;
+
+use memchr::{memchr, memmem};
+
+use crate::marker::{Marker, RestoreCall};
+use crate::Config;
+
+/// The rule id, as quoted in markers.
+pub const RULE_ID: &str = "json-fields";
+
+/// Separates the kept head, the marker and the kept tail inside an elided string:
+/// `<head>…[snip: …]…<tail>` (U+2026 HORIZONTAL ELLIPSIS, 3 bytes of UTF-8).
+pub const SEPARATOR: &str = "\u{2026}";
+
+/// A string is elided only when at least this many decoded bytes go.
+const MIN_ELIDED: usize = 64;
+/// Shortest string (raw bytes between the quotes) the lossless text rules are tried on.
+const LOSSLESS_MIN: usize = 64;
+/// Tight string keep = `json_string_keep / TIGHT_DIVISOR`.
+const TIGHT_DIVISOR: usize = 16;
+/// JSON Lines: each line's budget is `max_bytes / LINE_BUDGET_DIVISOR`.
+const LINE_BUDGET_DIVISOR: usize = 4;
+
+/// What the rule did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonElision {
+    /// The new JSON text (one document, or JSON Lines with the original line endings).
+    pub output: Vec<u8>,
+    /// Strings elided in the middle (each carries one marker).
+    pub strings_elided: u64,
+    /// Array items replaced by markers, summed over all elided arrays.
+    pub items_elided: u64,
+    /// Bytes of the original JSON text covered by elisions: the raw (escaped) bytes of
+    /// string middles plus the raw bytes of elided array middles.
+    pub bytes_elided: u64,
+    /// Whether whitespace between tokens was removed.
+    pub minified: bool,
+    /// Strings rewritten whole by the lossless text rules (and not elided afterwards).
+    pub strings_rendered: u64,
+}
+
+/// Cheap check: does `input` look like one JSON document or JSON Lines of objects or
+/// arrays? After optional whitespace it must start with `{` or `[`, the next token must be
+/// able to follow that bracket, and the last non-whitespace byte must be `}` or `]`.
+/// Looks only at the leading and trailing whitespace and a few bytes; [`apply`] does the
+/// full parse.
+pub fn looks_like_json(input: &[u8]) -> bool {
+    let Some(first) = input.iter().position(|b| !is_ws(*b)) else {
+        return false;
+    };
+    let Some(last) = input.iter().rposition(|b| !is_ws(*b)) else {
+        return false;
+    };
+    let open = input[first];
+    if !matches!(input[last], b'}' | b']') || !matches!(open, b'{' | b'[') || last == first {
+        return false;
+    }
+    let Some(next) = input[first + 1..].iter().find(|b| !is_ws(**b)) else {
+        return false;
+    };
+    match open {
+        b'{' => matches!(next, b'"' | b'}'),
+        _ => matches!(
+            next,
+            b'{' | b'[' | b']' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+        ),
+    }
+}
+
+/// Parses `input` as one JSON document (or JSON Lines) keeping byte spans, and returns a
+/// smaller, still-valid JSON text, or `None` when it is not valid JSON (including invalid
+/// UTF-8 or a truncated document) or nothing can be saved.
+///
+/// `id` is the store id quoted in restore calls (`None`: markers say the original is not
+/// retained). With `lossy_allowed == false` only the lossless steps run (lossless text
+/// rules on string values, whitespace minification over the budget).
+pub fn apply(
+    input: &[u8],
+    config: &Config,
+    id: Option<&str>,
+    lossy_allowed: bool,
+) -> Option<JsonElision> {
+    apply_with(
+        input,
+        config,
+        id,
+        lossy_allowed,
+        &|text: &[u8], c: &Config| crate::pipeline::lossless_text(text, c),
+    )
+}
+
+/// The lossless text rules, as a function so tests can stand in for them.
+type TextRule<'a> = &'a dyn Fn(&[u8], &Config) -> Option<Vec<u8>>;
+
+fn apply_with(
+    input: &[u8],
+    config: &Config,
+    id: Option<&str>,
+    lossy_allowed: bool,
+    text_rule: TextRule<'_>,
+) -> Option<JsonElision> {
+    std::str::from_utf8(input).ok()?;
+    let params = ScanParams::new(config);
+    if let Some(scan) = scan(input, 0, input.len(), &params, true) {
+        let mut doc = Doc::new(input, scan, config, id, text_rule, false);
+        let size = doc.size();
+        doc.minify = size > config.max_bytes && doc.scan.ws > 0;
+        if lossy_allowed && doc.size() > config.max_bytes {
+            doc.elide(config.max_bytes);
+        }
+        let mut out = Vec::with_capacity(doc.size());
+        out.extend_from_slice(&input[..doc.scan.root.0]);
+        let mut stats = Stats::default();
+        doc.render(&mut out, &mut stats);
+        out.extend_from_slice(&input[doc.scan.root.1..]);
+        return finish(input, out, stats, doc.minify);
+    }
+    json_lines(input, config, id, lossy_allowed, text_rule, &params)
+}
+
+/// JSON Lines: every non-blank line (split on `\n`) is one JSON value.
+fn json_lines(
+    input: &[u8],
+    config: &Config,
+    id: Option<&str>,
+    lossy_allowed: bool,
+    text_rule: TextRule<'_>,
+    params: &ScanParams,
+) -> Option<JsonElision> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    while start < input.len() {
+        let end = memchr(b'\n', &input[start..]).map_or(input.len(), |p| start + p);
+        if input[start..end].iter().any(|b| !is_ws(*b)) {
+            let scan = scan(input, start, end, params, false)?;
+            docs.push(Doc::new(input, scan, config, id, text_rule, true));
+        }
+        start = end + 1;
+    }
+    if docs.len() < 2 {
+        return None;
+    }
+    let total = |docs: &[Doc]| -> usize {
+        let inside: usize = docs.iter().map(|d| d.scan.root.1 - d.scan.root.0).sum();
+        let now: usize = docs.iter().map(Doc::size).sum();
+        input.len() - inside + now
+    };
+    let over = total(&docs) > config.max_bytes;
+    for d in &mut docs {
+        d.minify = over && d.scan.ws > 0;
+    }
+    if lossy_allowed && total(&docs) > config.max_bytes {
+        let line_budget = config.max_bytes / LINE_BUDGET_DIVISOR;
+        for d in &mut docs {
+            if d.size() > line_budget {
+                d.elide(line_budget);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(total(&docs));
+    let mut stats = Stats::default();
+    let mut pos = 0;
+    let mut minified = false;
+    for d in &docs {
+        out.extend_from_slice(&input[pos..d.scan.root.0]);
+        d.render(&mut out, &mut stats);
+        pos = d.scan.root.1;
+        minified |= d.minify;
+    }
+    out.extend_from_slice(&input[pos..]);
+    finish(input, out, stats, minified)
+}
+
+fn finish(input: &[u8], output: Vec<u8>, s: Stats, minified: bool) -> Option<JsonElision> {
+    (output.len() < input.len()).then_some(JsonElision {
+        output,
+        strings_elided: s.strings_elided,
+        items_elided: s.items_elided,
+        bytes_elided: s.bytes_elided,
+        minified,
+        strings_rendered: s.strings_rendered,
+    })
+}
+
+#[derive(Default)]
+struct Stats {
+    strings_elided: u64,
+    items_elided: u64,
+    bytes_elided: u64,
+    strings_rendered: u64,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+// ---------------------------------------------------------------------------------------
+// Scanner
+// ---------------------------------------------------------------------------------------
+
+/// What the scanner records, derived from the config.
+struct ScanParams {
+    /// Array keeps the planner may use: `[json_array_keep, min(json_array_keep, 1)]`.
+    keeps: [usize; 2],
+    /// Shortest raw string content that could ever be elided.
+    min_lossy: usize,
+}
+
+impl ScanParams {
+    fn new(config: &Config) -> Self {
+        let a = config.json_array_keep;
+        let tight = config.json_string_keep / TIGHT_DIVISOR;
+        ScanParams {
+            keeps: [a, a.min(1)],
+            min_lossy: tight.saturating_mul(2).saturating_add(MIN_ELIDED),
+        }
+    }
+}
+
+/// A string value worth a second look.
+#[derive(Clone)]
+struct StrCand {
+    /// Offset of the opening quote.
+    start: usize,
+    /// Offset one past the closing quote.
+    end: usize,
+    /// Range of its RFC 6901 pointer in [`Scan::pointers`] (document mode only).
+    ptr: Option<(usize, usize)>,
+    /// Holds `\r`, ESC or several line feeds: try the lossless text rules.
+    lossless: bool,
+    /// May be elided: long enough, addressable, and not already holding a marker.
+    lossy: bool,
+}
+
+/// One way to elide an array's middle: keep `keep` items at each end.
+#[derive(Clone, Copy)]
+struct Mid {
+    keep: usize,
+    /// Items elided.
+    items: usize,
+    /// Raw span of the elided items, from the first one's start to the last one's end.
+    s: usize,
+    e: usize,
+    /// Whitespace count (between tokens) at `s` and at `e`.
+    ws_s: usize,
+    ws_e: usize,
+}
+
+#[derive(Clone)]
+struct ArrCand {
+    /// Offset of `[`.
+    open: usize,
+    /// Some item is an object or an array.
+    record: bool,
+    /// One or two variants (keep `json_array_keep`, keep 1), distinct keeps.
+    mids: Vec<Mid>,
+}
+
+/// The result of scanning one JSON value.
+struct Scan {
+    /// Span of the value itself (no surrounding whitespace), raw byte offsets.
+    root: (usize, usize),
+    /// Whitespace bytes between tokens inside the value.
+    ws: usize,
+    /// Candidate strings, by `start`.
+    strings: Vec<StrCand>,
+    /// Candidate arrays, by `open`.
+    arrays: Vec<ArrCand>,
+    /// The pointers of candidate strings, back to back.
+    pointers: String,
+}
+
+struct Frame {
+    array: bool,
+    /// Children completed so far.
+    count: usize,
+    /// Upper bound of this container's pointer length.
+    ptr_upper: usize,
+    /// Object: raw content span of the current member's key.
+    key: (usize, usize),
+    /// Array: some item is a container.
+    record: bool,
+    /// Array: some item is a `json-fields` marker string.
+    has_marker: bool,
+    open: usize,
+    /// Array: start of the items at the two keeps, as (offset, whitespace count).
+    mid_start: [(usize, usize); 2],
+    /// Array: where its ring of recent item ends starts in `Scanner::ring`.
+    ring_base: usize,
+}
+
+struct Scanner<'a, 'p> {
+    b: &'a [u8],
+    end: usize,
+    i: usize,
+    ws: usize,
+    p: &'p ScanParams,
+    pointers_on: bool,
+    stack: Vec<Frame>,
+    /// Ends of the last `keeps[0] + 1` items of each open array, as (offset, ws count).
+    ring: Vec<(usize, usize)>,
+    ring_len: usize,
+    out: Scan,
+    scratch: Vec<u8>,
+}
+
+/// Bytes that end a run of plain string content.
+static STR_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// Scans exactly one JSON value in `input[from..to]`, with optional whitespace around
+/// it. `None` when that is not valid JSON.
+fn scan(input: &[u8], from: usize, to: usize, p: &ScanParams, pointers_on: bool) -> Option<Scan> {
+    let mut s = Scanner {
+        b: input,
+        end: to,
+        i: from,
+        ws: 0,
+        p,
+        pointers_on,
+        stack: Vec::new(),
+        ring: Vec::new(),
+        ring_len: p.keeps[0].saturating_add(1),
+        out: Scan {
+            root: (0, 0),
+            ws: 0,
+            strings: Vec::new(),
+            arrays: Vec::new(),
+            pointers: String::new(),
+        },
+        scratch: Vec::new(),
+    };
+    while s.i < to && is_ws(input[s.i]) {
+        s.i += 1;
+    }
+    let root_start = s.i;
+    s.value()?;
+    let root_end = s.i;
+    while s.i < to && is_ws(input[s.i]) {
+        s.i += 1;
+    }
+    if s.i != to {
+        return None;
+    }
+    let mut out = s.out;
+    out.root = (root_start, root_end);
+    out.ws = s.ws;
+    out.arrays.sort_by_key(|a| a.open);
+    Some(out)
+}
+
+impl Scanner<'_, '_> {
+    fn byte(&self) -> Option<u8> {
+        (self.i < self.end).then(|| self.b[self.i])
+    }
+
+    fn skip_ws(&mut self) {
+        let start = self.i;
+        while self.i < self.end && is_ws(self.b[self.i]) {
+            self.i += 1;
+        }
+        self.ws += self.i - start;
+    }
+
+    /// Upper bound of the pointer length of the value about to be parsed.
+    fn child_ptr_upper(&self) -> usize {
+        match self.stack.last() {
+            None => 0,
+            Some(f) if f.array => f.ptr_upper.saturating_add(1 + digits(f.count)),
+            Some(f) => f.ptr_upper.saturating_add(1 + 2 * (f.key.1 - f.key.0)),
+        }
+    }
+
+    /// Parses one complete value starting at `self.i` (whitespace allowed before it).
+    fn value(&mut self) -> Option<()> {
+        'value: loop {
+            self.skip_ws();
+            let c = self.byte()?;
+            let (i, ws) = (self.i, self.ws);
+            let keeps = self.p.keeps;
+            if let Some(top) = self.stack.last_mut() {
+                if top.array {
+                    for (k, keep) in keeps.iter().enumerate() {
+                        if top.count == *keep {
+                            top.mid_start[k] = (i, ws);
+                        }
+                    }
+                    top.record |= c == b'{' || c == b'[';
+                }
+            }
+            match c {
+                b'{' | b'[' => {
+                    let ptr_upper = self.child_ptr_upper();
+                    self.i += 1;
+                    self.stack.push(Frame {
+                        array: c == b'[',
+                        count: 0,
+                        ptr_upper,
+                        key: (0, 0),
+                        record: false,
+                        has_marker: false,
+                        open: i,
+                        mid_start: [(0, 0); 2],
+                        ring_base: self.ring.len(),
+                    });
+                    self.skip_ws();
+                    let close = if c == b'[' { b']' } else { b'}' };
+                    if self.byte()? == close {
+                        self.i += 1;
+                        self.close_container();
+                    } else if c == b'[' {
+                        continue 'value;
+                    } else {
+                        self.key()?;
+                        continue 'value;
+                    }
+                }
+                b'"' => self.string_value()?,
+                b'-' | b'0'..=b'9' => self.number()?,
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                _ => return None,
+            }
+            // A value is complete at `self.i`: climb while containers close.
+            loop {
+                let (i, ws) = (self.i, self.ws);
+                let ring_len = self.ring_len;
+                let Some(top) = self.stack.last_mut() else {
+                    return Some(());
+                };
+                if top.array {
+                    let idx = top.count;
+                    if idx < ring_len {
+                        self.ring.push((i, ws));
+                    } else {
+                        self.ring[top.ring_base + idx % ring_len] = (i, ws);
+                    }
+                }
+                top.count += 1;
+                let array = top.array;
+                self.skip_ws();
+                match self.byte()? {
+                    b',' => {
+                        self.i += 1;
+                        if !array {
+                            self.skip_ws();
+                            self.key()?;
+                        }
+                        continue 'value;
+                    }
+                    b']' if array => {
+                        self.i += 1;
+                        self.close_container();
+                    }
+                    b'}' if !array => {
+                        self.i += 1;
+                        self.close_container();
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// Pops the top container (its closing bracket already consumed) and records it
+    /// when its middle could be elided.
+    fn close_container(&mut self) {
+        let Some(f) = self.stack.pop() else { return };
+        if f.array && !f.has_marker {
+            let n = f.count;
+            let mut mids: Vec<Mid> = Vec::new();
+            for (k, &keep) in self.p.keeps.iter().enumerate() {
+                if mids.iter().any(|m| m.keep == keep) || n <= keep.saturating_mul(2) {
+                    continue;
+                }
+                let (s, ws_s) = f.mid_start[k];
+                let last = n - keep - 1;
+                let (e, ws_e) = self.ring[f.ring_base + last % self.ring_len];
+                mids.push(Mid {
+                    keep,
+                    items: n - 2 * keep,
+                    s,
+                    e,
+                    ws_s,
+                    ws_e,
+                });
+            }
+            if !mids.is_empty() {
+                self.out.arrays.push(ArrCand {
+                    open: f.open,
+                    record: f.record,
+                    mids,
+                });
+            }
+        }
+        if f.array {
+            self.ring.truncate(f.ring_base);
+        }
+    }
+
+    /// Reads `"key"` and the `:` after it.
+    fn key(&mut self) -> Option<()> {
+        if self.byte()? != b'"' {
+            return None;
+        }
+        let (s, e, _) = self.string()?;
+        if let Some(top) = self.stack.last_mut() {
+            top.key = (s, e);
+        }
+        self.skip_ws();
+        if self.byte()? != b':' {
+            return None;
+        }
+        self.i += 1;
+        Some(())
+    }
+
+    /// Scans a string at `self.i` (the opening quote). Returns the content span and
+    /// whether it holds `\r`, ESC or several `\n` escapes.
+    fn string(&mut self) -> Option<(usize, usize, bool)> {
+        let b = self.b;
+        let start = self.i + 1;
+        let mut j = start;
+        let (mut cr_or_esc, mut newlines) = (false, 0u32);
+        loop {
+            while j < self.end && !STR_SPECIAL[b[j] as usize] {
+                j += 1;
+            }
+            if j >= self.end {
+                return None;
+            }
+            match b[j] {
+                b'"' => break,
+                b'\\' => {
+                    let esc = *b.get(j + 1).filter(|_| j + 1 < self.end)?;
+                    match esc {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b't' => j += 2,
+                        b'n' => {
+                            newlines += 1;
+                            j += 2;
+                        }
+                        b'r' => {
+                            cr_or_esc = true;
+                            j += 2;
+                        }
+                        b'u' => {
+                            if j + 6 > self.end
+                                || !b[j + 2..j + 6].iter().all(u8::is_ascii_hexdigit)
+                            {
+                                return None;
+                            }
+                            cr_or_esc |= b[j + 2..j + 6].eq_ignore_ascii_case(b"001b");
+                            j += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+        self.i = j + 1;
+        Some((start, j, cr_or_esc || newlines >= 2))
+    }
+
+    fn string_value(&mut self) -> Option<()> {
+        let open = self.i;
+        let ptr_upper = self.child_ptr_upper();
+        let (s, e, text_flags) = self.string()?;
+        let content = &self.b[s..e];
+        let len = e - s;
+        let marked = len >= 20 && holds_marker(content);
+        if marked {
+            if let Some(top) = self.stack.last_mut() {
+                if top.array && content.starts_with(b"[snip: ") {
+                    top.has_marker = true;
+                }
+            }
+        }
+        let lossless = text_flags && len >= LOSSLESS_MIN;
+        let mut lossy = !marked && len >= self.p.min_lossy;
+        let mut ptr = None;
+        if lossy && self.pointers_on {
+            if ptr_upper <= len {
+                ptr = Some(self.build_pointer());
+            } else {
+                lossy = false;
+            }
+        }
+        if lossy || lossless {
+            self.out.strings.push(StrCand {
+                start: open,
+                end: self.i,
+                ptr,
+                lossless,
+                lossy,
+            });
+        }
+        Some(())
+    }
+
+    /// Appends the RFC 6901 pointer of the value about to end to `out.pointers`.
+    fn build_pointer(&mut self) -> (usize, usize) {
+        let pool = &mut self.out.pointers;
+        let start = pool.len();
+        for f in &self.stack {
+            pool.push('/');
+            if f.array {
+                let _ = write!(pool, "{}", f.count);
+            } else {
+                self.scratch.clear();
+                decode(&self.b[f.key.0..f.key.1], &mut self.scratch);
+                for ch in String::from_utf8_lossy(&self.scratch).chars() {
+                    match ch {
+                        '~' => pool.push_str("~0"),
+                        '/' => pool.push_str("~1"),
+                        c => pool.push(c),
+                    }
+                }
+            }
+        }
+        (start, pool.len())
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let b = self.b;
+        let digits = |s: &mut Self| {
+            let st = s.i;
+            while s.i < s.end && b[s.i].is_ascii_digit() {
+                s.i += 1;
+            }
+            s.i > st
+        };
+        if self.byte() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.byte()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => {
+                digits(self);
+            }
+            _ => return None,
+        }
+        if self.byte() == Some(b'.') {
+            self.i += 1;
+            if !digits(self) {
+                return None;
+            }
+        }
+        if matches!(self.byte(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.byte(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if !digits(self) {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i.checked_add(word.len())?;
+        if end > self.end || &self.b[self.i..end] != word {
+            return None;
+        }
+        self.i = end;
+        Some(())
+    }
+}
+
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// Whether raw string content already holds a `json-fields` marker.
+fn holds_marker(content: &[u8]) -> bool {
+    memmem::find(content, b"[snip: ").is_some()
+        && memmem::find(content, " \u{b7} json-fields \u{b7} ".as_bytes()).is_some()
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON string helpers
+// ---------------------------------------------------------------------------------------
+
+fn hex4(h: &[u8]) -> u32 {
+    h.iter().fold(0, |acc, &c| {
+        acc * 16 + (c as char).to_digit(16).unwrap_or(0)
+    })
+}
+
+/// The escape at `raw[j]` (a backslash): its raw length and the code point it stands
+/// for. A surrogate pair counts as one escape of 12 bytes; a lone surrogate is U+FFFD.
+fn escape_at(raw: &[u8], j: usize) -> (usize, char) {
+    match raw.get(j + 1) {
+        Some(b'u') if j + 6 <= raw.len() => {
+            let hi = hex4(&raw[j + 2..j + 6]);
+            if (0xD800..0xDC00).contains(&hi)
+                && raw.len() >= j + 12
+                && raw[j + 6] == b'\\'
+                && raw[j + 7] == b'u'
+            {
+                let lo = hex4(&raw[j + 8..j + 12]);
+                if (0xDC00..0xE000).contains(&lo) {
+                    let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                    return (12, char::from_u32(cp).unwrap_or('\u{fffd}'));
+                }
+            }
+            (6, char::from_u32(hi).unwrap_or('\u{fffd}'))
+        }
+        Some(b'b') => (2, '\u{8}'),
+        Some(b'f') => (2, '\u{c}'),
+        Some(b'n') => (2, '\n'),
+        Some(b'r') => (2, '\r'),
+        Some(b't') => (2, '\t'),
+        Some(&c) => (2, c as char),
+        None => (1, '\u{fffd}'),
+    }
+}
+
+/// Decodes raw JSON string content (between the quotes) into UTF-8 bytes.
+fn decode(raw: &[u8], out: &mut Vec<u8>) {
+    let mut r = 0;
+    while r < raw.len() {
+        let Some(p) = memchr(b'\\', &raw[r..]) else {
+            out.extend_from_slice(&raw[r..]);
+            return;
+        };
+        out.extend_from_slice(&raw[r..r + p]);
+        r += p;
+        let (len, ch) = escape_at(raw, r);
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+        r += len;
+    }
+}
+
+/// Encodes UTF-8 text as JSON string content (no quotes): `"`, `\` and control
+/// characters are escaped, everything else is copied.
+fn encode(s: &[u8], out: &mut Vec<u8>) {
+    let mut run = 0;
+    for (i, &c) in s.iter().enumerate() {
+        if !STR_SPECIAL[c as usize] {
+            continue;
+        }
+        out.extend_from_slice(&s[run..i]);
+        run = i + 1;
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => {
+                let _ = write!(VecWriter(out), "\\u{:04x}", c);
+            }
+        }
+    }
+    out.extend_from_slice(&s[run..]);
+}
+
+struct VecWriter<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for VecWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Finds a cut in raw JSON string content at decoded offset `target`: the largest unit
+/// boundary at or below it (`down`) or the smallest at or above it. Units are whole
+/// escapes (a surrogate pair is one) and whole UTF-8 code points. Returns
+/// `(raw offset, decoded offset)`; past the end, the end.
+fn locate(raw: &[u8], target: usize, down: bool) -> (usize, usize) {
+    let (mut r, mut d) = (0usize, 0usize);
+    loop {
+        let next = memchr(b'\\', &raw[r..]).map_or(raw.len(), |p| r + p);
+        let seg = next - r;
+        if d + seg >= target {
+            let p = r + (target - d);
+            let p = if down {
+                crate::text::floor_char_boundary(raw, p)
+            } else {
+                crate::text::ceil_char_boundary(raw, p)
+            };
+            return (p, d + (p - r));
+        }
+        d += seg;
+        r = next;
+        if r >= raw.len() {
+            return (r, d);
+        }
+        let (rl, ch) = escape_at(raw, r);
+        let dl = ch.len_utf8();
+        if d + dl > target {
+            return if down { (r, d) } else { (r + rl, d + dl) };
+        }
+        r += rl;
+        d += dl;
+        if d == target {
+            return (r, d);
+        }
+    }
+}
+
+/// Appends `text` as a JSON string literal, quotes included.
+fn push_quoted(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    encode(text.as_bytes(), out);
+    out.push(b'"');
+}
+
+// ---------------------------------------------------------------------------------------
+// Planner
+// ---------------------------------------------------------------------------------------
+
+/// Sums of savings by position (a Fenwick tree over the sorted edit start offsets).
+#[derive(Clone)]
+struct Fenwick {
+    t: Vec<i64>,
+}
+
+impl Fenwick {
+    fn add(&mut self, i: usize, v: i64) {
+        let mut i = i + 1;
+        while i <= self.t.len() {
+            self.t[i - 1] += v;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum of entries `0..i`.
+    fn prefix(&self, mut i: usize) -> i64 {
+        let mut s = 0;
+        while i > 0 {
+            s += self.t[i - 1];
+            i &= i - 1;
+        }
+        s
+    }
+}
+
+/// Which pieces a level may elide, and at which keep.
+#[derive(Clone, Copy)]
+struct Level {
+    strings: Option<usize>,
+    scalar_arrays: Option<usize>,
+    record_arrays: Option<usize>,
+}
+
+/// The edits chosen so far. Every active edit's saving (original span length after
+/// minification, minus its replacement's length) sits in `fen` at its start offset.
+#[derive(Clone)]
+struct State {
+    fen: Fenwick,
+    /// Per string: current length of its text in the output (quotes included).
+    str_len: Vec<usize>,
+    /// Per string: elided at this keep.
+    str_keep: Vec<Option<usize>>,
+    /// Per array: the active variant (index into `mids`).
+    arr_mid: Vec<Option<usize>>,
+    /// Per array: saving of the active variant.
+    arr_val: Vec<i64>,
+    str_covered: Vec<bool>,
+    arr_covered: Vec<bool>,
+}
+
+/// One document (or one JSON Lines line) being shortened.
+struct Doc<'a> {
+    input: &'a [u8],
+    scan: Scan,
+    config: &'a Config,
+    id: Option<&'a str>,
+    text_rule: TextRule<'a>,
+    /// JSON Lines: strings' restore calls use raw byte ranges.
+    line_mode: bool,
+    minify: bool,
+    /// Lossless rewrite of each string, when smaller (quotes included).
+    rendered: Vec<Option<Vec<u8>>>,
+    /// Sorted distinct edit start offsets (the Fenwick's index).
+    coords: Vec<usize>,
+    state: State,
+}
+
+impl<'a> Doc<'a> {
+    fn new(
+        input: &'a [u8],
+        scan: Scan,
+        config: &'a Config,
+        id: Option<&'a str>,
+        text_rule: TextRule<'a>,
+        line_mode: bool,
+    ) -> Self {
+        let mut coords: Vec<usize> = scan.strings.iter().map(|s| s.start).collect();
+        coords.extend(scan.arrays.iter().flat_map(|a| a.mids.iter().map(|m| m.s)));
+        coords.sort_unstable();
+        coords.dedup();
+        let ns = scan.strings.len();
+        let na = scan.arrays.len();
+        let state = State {
+            fen: Fenwick {
+                t: vec![0; coords.len()],
+            },
+            str_len: scan.strings.iter().map(|s| s.end - s.start).collect(),
+            str_keep: vec![None; ns],
+            arr_mid: vec![None; na],
+            arr_val: vec![0; na],
+            str_covered: vec![false; ns],
+            arr_covered: vec![false; na],
+        };
+        let mut doc = Doc {
+            input,
+            scan,
+            config,
+            id,
+            text_rule,
+            line_mode,
+            minify: false,
+            rendered: vec![None; ns],
+            coords,
+            state,
+        };
+        doc.render_lossless();
+        doc
+    }
+
+    fn coord(&self, pos: usize) -> usize {
+        self.coords.partition_point(|&c| c < pos)
+    }
+
+    /// Current size of the value's text in bytes.
+    fn size(&self) -> usize {
+        let (a, b) = self.scan.root;
+        let base = b - a - if self.minify { self.scan.ws } else { 0 };
+        let saved = self.state.fen.prefix(self.coords.len());
+        (base as i64 - saved).max(0) as usize
+    }
+
+    /// Length of `s..e` in the output before edits (whitespace removed when minifying).
+    fn span_len(&self, s: usize, e: usize, ws_s: usize, ws_e: usize) -> usize {
+        (e - s) - if self.minify { ws_e - ws_s } else { 0 }
+    }
+
+    /// Step 1: the lossless text rules on strings flagged for them.
+    fn render_lossless(&mut self) {
+        let mut decoded = Vec::new();
+        for i in 0..self.scan.strings.len() {
+            let c = &self.scan.strings[i];
+            if !c.lossless {
+                continue;
+            }
+            let raw = &self.input[c.start + 1..c.end - 1];
+            decoded.clear();
+            decode(raw, &mut decoded);
+            let Some(text) = (self.text_rule)(&decoded, self.config) else {
+                continue;
+            };
+            if std::str::from_utf8(&text).is_err() {
+                continue;
+            }
+            let mut out = Vec::with_capacity(text.len() + 16);
+            out.push(b'"');
+            encode(&text, &mut out);
+            out.push(b'"');
+            let old = c.end - c.start;
+            if out.len() < old {
+                let k = self.coord(c.start);
+                self.state.fen.add(k, (old - out.len()) as i64);
+                self.state.str_len[i] = out.len();
+                self.rendered[i] = Some(out);
+            }
+        }
+    }
+
+    /// Appends a kept piece of a string: through the lossless text rules when the string
+    /// is flagged for them and that is shorter, else its raw bytes.
+    fn push_piece(&self, raw: &[u8], lossless: bool, out: &mut Vec<u8>) {
+        if lossless && !raw.is_empty() {
+            let mut decoded = Vec::new();
+            decode(raw, &mut decoded);
+            if let Some(text) = (self.text_rule)(&decoded, self.config) {
+                if std::str::from_utf8(&text).is_ok() {
+                    let mut enc = Vec::with_capacity(text.len());
+                    encode(&text, &mut enc);
+                    if enc.len() < raw.len() {
+                        out.extend_from_slice(&enc);
+                        return;
+                    }
+                }
+            }
+        }
+        out.extend_from_slice(raw);
+    }
+
+    /// The text of string `i` elided at `keep`, quotes included, and the raw bytes it
+    /// elides; `None` when fewer than [`MIN_ELIDED`] decoded bytes would go.
+    fn string_elision(&self, i: usize, keep: usize) -> Option<(Vec<u8>, usize)> {
+        let c = &self.scan.strings[i];
+        let base = c.start + 1;
+        let raw = &self.input[base..c.end - 1];
+        let (_, dec_len) = locate(raw, usize::MAX, true);
+        let (hr, hd) = locate(raw, keep, true);
+        let (tr, td) = locate(raw, dec_len.saturating_sub(keep), false);
+        if td < hd + MIN_ELIDED {
+            return None;
+        }
+        let (rs, re) = ((base + hr) as u64, (base + tr) as u64);
+        let restore = match (self.line_mode, c.ptr) {
+            (false, Some((a, b))) => RestoreCall::FieldBytes {
+                field: self.scan.pointers[a..b].to_string(),
+                start: hd as u64,
+                end: td as u64,
+            },
+            _ => RestoreCall::Bytes { start: rs, end: re },
+        };
+        let marker = Marker {
+            what: format!("{} bytes elided from this string", td - hd),
+            rule: RULE_ID,
+            lines: None,
+            bytes: self.line_mode.then_some((rs, re)),
+            restore: Some(restore),
+        }
+        .render(self.id);
+        let mut out = Vec::with_capacity(hr + (raw.len() - tr) + marker.len() + 16);
+        out.push(b'"');
+        self.push_piece(&raw[..hr], c.lossless, &mut out);
+        out.extend_from_slice(SEPARATOR.as_bytes());
+        encode(marker.as_bytes(), &mut out);
+        out.extend_from_slice(SEPARATOR.as_bytes());
+        self.push_piece(&raw[tr..], c.lossless, &mut out);
+        out.push(b'"');
+        Some((out, tr - hr))
+    }
+
+    /// The marker element replacing an array middle, quotes included.
+    fn array_marker(&self, m: &Mid) -> Vec<u8> {
+        let (s, e) = (m.s as u64, m.e as u64);
+        let text = Marker {
+            what: format!("{} items elided from this array", m.items),
+            rule: RULE_ID,
+            lines: None,
+            bytes: Some((s, e)),
+            restore: Some(RestoreCall::Bytes { start: s, end: e }),
+        }
+        .render(self.id);
+        let mut out = Vec::with_capacity(text.len() + 8);
+        push_quoted(&text, &mut out);
+        out
+    }
+
+    /// Bytes saved by eliding string `i` at `keep` now (0 when not worth it).
+    fn string_saving(&self, i: usize, keep: usize) -> usize {
+        match self.string_elision(i, keep) {
+            Some((text, _)) => self.state.str_len[i].saturating_sub(text.len()),
+            None => 0,
+        }
+    }
+
+    /// Saving of array `j`'s variant `v` now, and the value it would hold in `fen`.
+    fn array_saving(&self, j: usize, v: usize) -> (usize, i64) {
+        let m = &self.scan.arrays[j].mids[v];
+        let full = self.span_len(m.s, m.e, m.ws_s, m.ws_e);
+        let inside =
+            self.state.fen.prefix(self.coord(m.e)) - self.state.fen.prefix(self.coord(m.s));
+        let current = full as i64 - inside;
+        let marker = self.array_marker(m).len() as i64;
+        ((current - marker).max(0) as usize, full as i64 - marker)
+    }
+
+    fn apply_string(&mut self, i: usize, keep: usize) {
+        let Some((text, _)) = self.string_elision(i, keep) else {
+            return;
+        };
+        let c = &self.scan.strings[i];
+        let k = self.coord(c.start);
+        let delta = self.state.str_len[i] as i64 - text.len() as i64;
+        self.state.fen.add(k, delta);
+        self.state.str_len[i] = text.len();
+        self.state.str_keep[i] = Some(keep);
+    }
+
+    fn apply_array(&mut self, j: usize, v: usize) {
+        let (_, value) = self.array_saving(j, v);
+        let m = self.scan.arrays[j].mids[v];
+        // Everything inside the middle is gone: its edits no longer count.
+        let lo = self.scan.strings.partition_point(|c| c.start < m.s);
+        let hi = self.scan.strings.partition_point(|c| c.start < m.e);
+        for i in lo..hi {
+            if !self.state.str_covered[i] {
+                self.state.str_covered[i] = true;
+                let c = &self.scan.strings[i];
+                let saved = (c.end - c.start) as i64 - self.state.str_len[i] as i64;
+                if saved != 0 {
+                    let k = self.coord(c.start);
+                    self.state.fen.add(k, -saved);
+                }
+            }
+        }
+        let lo = self.scan.arrays.partition_point(|a| a.open < m.s);
+        let hi = self.scan.arrays.partition_point(|a| a.open < m.e);
+        for a in (lo..hi).chain(std::iter::once(j)) {
+            if a != j {
+                if self.state.arr_covered[a] {
+                    continue;
+                }
+                self.state.arr_covered[a] = true;
+            }
+            if let Some(prev) = self.state.arr_mid[a].take() {
+                let k = self.coord(self.scan.arrays[a].mids[prev].s);
+                self.state.fen.add(k, -self.state.arr_val[a]);
+                self.state.arr_val[a] = 0;
+            }
+        }
+        let k = self.coord(m.s);
+        self.state.fen.add(k, value);
+        self.state.arr_mid[j] = Some(v);
+        self.state.arr_val[j] = value;
+    }
+
+    /// Runs one level while over `budget`, the largest saving first.
+    fn run_level(&mut self, level: Level, budget: usize) {
+        #[derive(PartialEq, Eq, PartialOrd, Ord)]
+        enum Piece {
+            Str(usize),
+            Arr(usize, usize),
+        }
+        let mut heap = BinaryHeap::new();
+        if let Some(keep) = level.strings {
+            for i in 0..self.scan.strings.len() {
+                let eligible = self.scan.strings[i].lossy
+                    && !self.state.str_covered[i]
+                    && self.state.str_keep[i].is_none_or(|k| k > keep);
+                if eligible {
+                    let saving = self.string_saving(i, keep);
+                    if saving > 0 {
+                        let at = self.scan.strings[i].start;
+                        heap.push((saving, std::cmp::Reverse(at), Piece::Str(i)));
+                    }
+                }
+            }
+        }
+        for j in 0..self.scan.arrays.len() {
+            let a = &self.scan.arrays[j];
+            let keep = if a.record {
+                level.record_arrays
+            } else {
+                level.scalar_arrays
+            };
+            let Some(keep) = keep else { continue };
+            let Some(v) = a.mids.iter().position(|m| m.keep == keep) else {
+                continue;
+            };
+            let done = self.state.arr_mid[j].is_some_and(|p| a.mids[p].keep <= keep);
+            if self.state.arr_covered[j] || done {
+                continue;
+            }
+            let (saving, _) = self.array_saving(j, v);
+            if saving > 0 {
+                heap.push((saving, std::cmp::Reverse(a.mids[v].s), Piece::Arr(j, v)));
+            }
+        }
+        while self.size() > budget {
+            let Some((saving, at, piece)) = heap.pop() else {
+                break;
+            };
+            match piece {
+                Piece::Str(i) => {
+                    if self.state.str_covered[i] {
+                        continue;
+                    }
+                    let keep = level.strings.unwrap_or(0);
+                    let now = self.string_saving(i, keep);
+                    if now < saving {
+                        if now > 0 {
+                            heap.push((now, at, piece));
+                        }
+                        continue;
+                    }
+                    self.apply_string(i, keep);
+                }
+                Piece::Arr(j, v) => {
+                    if self.state.arr_covered[j] {
+                        continue;
+                    }
+                    let (now, _) = self.array_saving(j, v);
+                    if now < saving {
+                        if now > 0 {
+                            heap.push((now, at, piece));
+                        }
+                        continue;
+                    }
+                    self.apply_array(j, v);
+                }
+            }
+        }
+    }
+
+    /// Step 3: lossy elision until the value fits `budget` or nothing more can go.
+    fn elide(&mut self, budget: usize) {
+        let k = self.config.json_string_keep;
+        let a = self.config.json_array_keep;
+        let (tk, ta) = (k / TIGHT_DIVISOR, a.min(1));
+        let gentle = Level {
+            strings: Some(k),
+            scalar_arrays: Some(a),
+            record_arrays: None,
+        };
+        let tight = Level {
+            strings: Some(tk),
+            scalar_arrays: Some(ta),
+            record_arrays: None,
+        };
+        let start = self.state.clone();
+        // Plan A keeps every record of every array.
+        for level in [gentle, tight] {
+            self.run_level(level, budget);
+        }
+        if self.size() <= budget {
+            return;
+        }
+        // Plan B: records may go.
+        self.state = start;
+        let records = Level {
+            strings: None,
+            scalar_arrays: None,
+            record_arrays: Some(a),
+        };
+        let all_tight = Level {
+            record_arrays: Some(ta),
+            ..tight
+        };
+        for level in [gentle, records, all_tight] {
+            self.run_level(level, budget);
+        }
+    }
+
+    /// Appends the value's new text (without surrounding whitespace) to `out`.
+    fn render(&self, out: &mut Vec<u8>, stats: &mut Stats) {
+        // Active edits as (start, end, replacement), in input order.
+        let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        for (i, c) in self.scan.strings.iter().enumerate() {
+            if self.state.str_covered[i] {
+                continue;
+            }
+            if let Some(keep) = self.state.str_keep[i] {
+                if let Some((text, raw)) = self.string_elision(i, keep) {
+                    stats.strings_elided += 1;
+                    stats.bytes_elided += raw as u64;
+                    edits.push((c.start, c.end, text));
+                }
+            } else if let Some(text) = &self.rendered[i] {
+                stats.strings_rendered += 1;
+                edits.push((c.start, c.end, text.clone()));
+            }
+        }
+        for (j, a) in self.scan.arrays.iter().enumerate() {
+            if self.state.arr_covered[j] {
+                continue;
+            }
+            if let Some(v) = self.state.arr_mid[j] {
+                let m = &a.mids[v];
+                stats.items_elided += m.items as u64;
+                stats.bytes_elided += (m.e - m.s) as u64;
+                edits.push((m.s, m.e, self.array_marker(m)));
+            }
+        }
+        edits.sort_unstable_by_key(|e| e.0);
+        let (mut pos, end) = self.scan.root;
+        for (s, e, text) in edits {
+            self.copy(pos, s, out);
+            out.extend_from_slice(&text);
+            pos = e;
+        }
+        self.copy(pos, end, out);
+    }
+
+    /// Copies `input[a..b]` (which starts outside any string), dropping whitespace
+    /// between tokens when minifying.
+    fn copy(&self, a: usize, b: usize, out: &mut Vec<u8>) {
+        let src = &self.input[a..b];
+        if !self.minify {
+            out.extend_from_slice(src);
+            return;
+        }
+        let mut i = 0;
+        while i < src.len() {
+            let c = src[i];
+            if is_ws(c) {
+                i += 1;
+            } else if c == b'"' {
+                let mut j = i + 1;
+                while j < src.len() {
+                    match src[j] {
+                        b'"' => break,
+                        b'\\' => j += 2,
+                        _ => j += 1,
+                    }
+                }
+                let stop = (j + 1).min(src.len());
+                out.extend_from_slice(&src[i..stop]);
+                i = stop;
+            } else {
+                let run = src[i..]
+                    .iter()
+                    .position(|&c| is_ws(c) || c == b'"')
+                    .map_or(src.len(), |p| i + p);
+                out.extend_from_slice(&src[i..run]);
+                i = run;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the lossless text rules: drops everything up to the last `\r` of
+    /// each line (a crude progress-frame collapse).
+    fn last_frame(text: &[u8], _: &Config) -> Option<Vec<u8>> {
+        if !text.contains(&b'\r') {
+            return None;
+        }
+        let out: Vec<u8> = text
+            .split(|&b| b == b'\n')
+            .map(|line| match line.iter().rposition(|&b| b == b'\r') {
+                Some(p) => &line[p + 1..],
+                None => line,
+            })
+            .collect::<Vec<_>>()
+            .join(&b'\n');
+        Some(out)
+    }
+
+    #[test]
+    fn lossless_rule_rewrites_long_string_fields() {
+        let frames: String = (0..40).map(|i| format!("{i}%\\r")).collect();
+        let input = format!("{{\"log\": \"{frames}100% done\\nnext line\", \"n\": 1}}");
+        let r = apply_with(
+            input.as_bytes(),
+            &Config::default(),
+            None,
+            false,
+            &last_frame,
+        )
+        .expect("smaller");
+        assert_eq!(
+            String::from_utf8(r.output).unwrap(),
+            "{\"log\": \"100% done\\nnext line\", \"n\": 1}"
+        );
+        assert_eq!(r.strings_rendered, 1);
+        assert!(!r.minified);
+    }
+
+    #[test]
+    fn elided_string_pieces_go_through_the_lossless_rule() {
+        let frames: String = (0..400).map(|i| format!("{i:04}\\r")).collect();
+        let input = format!("{{\"log\": \"{frames}end\\n{}\"}}", "x".repeat(3000));
+        let config = Config::with_budget(1024);
+        let r = apply_with(input.as_bytes(), &config, None, true, &last_frame).unwrap();
+        let out = String::from_utf8(r.output).unwrap();
+        assert!(out.len() <= 1024, "{}", out.len());
+        assert_eq!(r.strings_elided, 1);
+        assert!(!out.contains("0001\\r"), "head not rendered: {out}");
+    }
+
+    #[test]
+    fn locate_respects_escapes_and_code_points() {
+        let raw = br#"ab\u00e9\ud83d\ude00\n\u00"#;
+        // a b é(2) 😀(4) \n(1) then a truncated tail we never cut into.
+        assert_eq!(locate(raw, 2, true), (2, 2));
+        assert_eq!(locate(raw, 3, true), (2, 2));
+        assert_eq!(locate(raw, 3, false), (8, 4));
+        assert_eq!(locate(raw, 5, true), (8, 4));
+        assert_eq!(locate(raw, 5, false), (20, 8));
+        let utf8 = "aé😀b".as_bytes();
+        assert_eq!(locate(utf8, 2, true), (1, 1));
+        assert_eq!(locate(utf8, 2, false), (3, 3));
+        assert_eq!(locate(utf8, 4, false), (7, 7));
+    }
+
+    #[test]
+    fn decode_and_encode_round_trip() {
+        let raw = br#"q\"b\\s\/\b\f\n\r\t\u0001\u00e9\ud83d\ude00\ud800x"#;
+        let mut d = Vec::new();
+        decode(raw, &mut d);
+        assert_eq!(d, "q\"b\\s/\u{8}\u{c}\n\r\t\u{1}é😀\u{fffd}x".as_bytes());
+        let mut e = Vec::new();
+        encode(&d, &mut e);
+        let mut again = Vec::new();
+        decode(&e, &mut again);
+        assert_eq!(again, d);
+    }
+}
