@@ -15,6 +15,7 @@ pub mod marker;
 mod pipeline;
 pub mod rules;
 pub mod text;
+mod doc;
 
 pub use config::{Config, ConfigError};
 pub use marker::{Marker, RestoreCall};

@@ -87,7 +87,7 @@ impl Marker {
                 // Lossless removals still point at the whole original.
                 let _ = write!(s, " · restore: snip_restore(id=\"{id}\", mode=\"full\")");
             }
-            (None, _) if self.restore.is_some() => {
+            (None, _) if self.restore.is_some() && !crate::rules::is_lossless(self.rule) => {
                 s.push_str(" · ");
                 s.push_str(NOT_RETAINED);
             }

@@ -1,15 +1,249 @@
-//! Runs the rules in order. Placeholder until the engine lands.
-use crate::{Config, Outcome, Retain};
+//! Runs the rules in the order of [`crate::rules::REGISTRY`].
+//!
+//! Order: `diff-protect` and `json-fields` gate first (a diff is returned untouched; a
+//! JSON document goes through its own rule); then on text `terminal-render`,
+//! `ansi-strip`, `repeat-collapse` (lossless, any size), then — only above the budget
+//! and with a retained original or the store off — `traceback-keep` and
+//! `head-tail-elide`. The original is offered to the store once: before the lossy rules
+//! when the input is over the budget (their markers need its id, and a failed store
+//! means lossless only), else after the lossless rules when they changed something.
 
-/// Compresses `input`. Never panics; on any internal failure returns the input.
+use crate::doc::{Doc, RawIndex};
+use crate::marker::{Marker, RestoreCall};
+use crate::rules::{
+    ansi_strip, diff_protect, head_tail_elide, json_fields, repeat_collapse, terminal_render,
+    traceback_keep,
+};
+use crate::{Config, Outcome, Retain, Retention, RuleReport};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Compresses `input` (bytes a tool returned; any encoding) under `config`, asking
+/// `store` to keep the original when the output will differ from it.
+///
+/// Never panics and never returns something larger than the input: on an internal
+/// error the outcome is the input unchanged with [`Outcome::failed_open`] set, and an
+/// output that is not smaller is replaced by the input (net win or nothing).
 pub fn compress(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
-    let _ = (config, store);
-    Outcome::unchanged(input)
+    if !config.enabled || input.is_empty() {
+        return Outcome::unchanged(input);
+    }
+    match catch_unwind(AssertUnwindSafe(|| run(input, config, store))) {
+        Ok(o) => o,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "internal error".to_string());
+            let mut o = Outcome::unchanged(input);
+            o.failed_open = Some(format!("snip failed open: {msg}"));
+            o
+        }
+    }
+}
+
+fn retained_id(r: &Option<Retention>) -> Option<&str> {
+    match r {
+        Some(Retention::Retained { id }) => Some(id),
+        _ => None,
+    }
+}
+
+fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
+    if diff_protect::is_diff(input) {
+        let mut o = Outcome::unchanged(input);
+        o.rules.push(RuleReport {
+            id: "diff-protect",
+            counts: vec![("protected_bytes", input.len() as u64)],
+        });
+        return o;
+    }
+    let over = input.len() > config.max_bytes;
+    let mut retention: Option<Retention> = None;
+    if over {
+        retention = Some(store.retain(input));
+    }
+    let lossy_allowed = over && !matches!(retention, Some(Retention::Failed { .. }));
+
+    if json_fields::looks_like_json(input) {
+        if let Some(j) = json_fields::apply(input, config, retained_id(&retention), lossy_allowed) {
+            if j.output.len() < input.len() {
+                let lossy = j.strings_elided + j.items_elided > 0;
+                if retention.is_none() {
+                    retention = Some(store.retain(input));
+                }
+                let mut counts = vec![
+                    ("strings_elided", j.strings_elided),
+                    ("items_elided", j.items_elided),
+                    ("bytes_elided", j.bytes_elided),
+                    ("strings_rendered", j.strings_rendered),
+                ];
+                if j.minified {
+                    counts.push(("minified", 1));
+                }
+                return Outcome {
+                    changed: true,
+                    original_bytes: input.len(),
+                    output: j.output,
+                    rules: vec![RuleReport { id: "json-fields", counts }],
+                    retention,
+                    lossy,
+                    failed_open: None,
+                };
+            }
+        }
+    }
+
+    let mut rules = Vec::new();
+    let (mut doc, raw_offsets, frames, mut escapes) = match terminal_render::render(input) {
+        Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
+        None => (Doc::from_raw(input), true, 0, 0),
+    };
+    if frames > 0 {
+        rules.push(RuleReport {
+            id: "terminal-render",
+            counts: vec![("frames_removed", frames)],
+        });
+    }
+    let stripped = ansi_strip::apply(&mut doc);
+    let raw_offsets = raw_offsets && stripped == 0;
+    escapes += stripped;
+    if escapes > 0 {
+        rules.push(RuleReport {
+            id: "ansi-strip",
+            counts: vec![("escapes_removed", escapes)],
+        });
+    }
+    let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
+    if runs > 0 {
+        rules.push(RuleReport {
+            id: "repeat-collapse",
+            counts: vec![("runs", runs), ("lines_removed", repeated)],
+        });
+    }
+    let mut lossy = false;
+    if lossy_allowed && doc.size() > config.max_bytes {
+        let raw = RawIndex::new(input);
+        let (tf, tl) = traceback_keep::apply(&mut doc, config, &raw);
+        if tf > 0 {
+            lossy = true;
+            rules.push(RuleReport {
+                id: "traceback-keep",
+                counts: vec![("frames_elided", tf), ("lines_elided", tl)],
+            });
+        }
+        if doc.size() > config.max_bytes {
+            if let Some((gaps, lines, bytes)) = head_tail_elide::apply(&mut doc, config, &raw, raw_offsets) {
+                lossy = true;
+                rules.push(RuleReport {
+                    id: "head-tail-elide",
+                    counts: vec![("gaps", gaps), ("lines_elided", lines), ("bytes_elided", bytes)],
+                });
+            }
+        }
+    }
+    if rules.is_empty() {
+        let mut o = Outcome::unchanged(input);
+        o.retention = retention;
+        return o;
+    }
+    if frames > 0 || escapes > 0 {
+        let mut parts = Vec::new();
+        if frames > 0 {
+            parts.push(format!("{frames} redrawn progress frames"));
+        }
+        if escapes > 0 {
+            parts.push(format!("{escapes} ANSI escape sequences"));
+        }
+        doc.footer.push(Marker {
+            what: format!("removed {}", parts.join(" and ")),
+            rule: if frames > 0 { "terminal-render" } else { "ansi-strip" },
+            lines: None,
+            bytes: None,
+            restore: Some(RestoreCall::Bytes {
+                start: 0,
+                end: input.len() as u64,
+            }),
+        });
+    }
+    if retention.is_none() {
+        retention = Some(store.retain(input));
+    }
+    let output = doc.render(retained_id(&retention));
+    if output.len() >= input.len() {
+        let mut o = Outcome::unchanged(input);
+        o.retention = retention;
+        return o;
+    }
+    Outcome {
+        changed: true,
+        original_bytes: input.len(),
+        output,
+        rules,
+        retention,
+        lossy,
+        failed_open: None,
+    }
+}
+
+/// See [`crate::rules::apply_one`].
+pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u8>> {
+    let mut doc = Doc::from_raw(input);
+    let raw = RawIndex::new(input);
+    match id {
+        "diff-protect" => {
+            return diff_protect::is_diff(input).then(|| input.to_vec());
+        }
+        "json-fields" => return json_fields::apply(input, config, None, true).map(|j| j.output),
+        "terminal-render" => return terminal_render::render(input).map(|r| r.doc.render(None)),
+        "ansi-strip" => {
+            if ansi_strip::apply(&mut doc) == 0 {
+                return None;
+            }
+        }
+        "repeat-collapse" => {
+            if repeat_collapse::apply(&mut doc, config).0 == 0 {
+                return None;
+            }
+        }
+        "traceback-keep" => {
+            if traceback_keep::apply(&mut doc, config, &raw).0 == 0 {
+                return None;
+            }
+        }
+        "head-tail-elide" => {
+            if doc.size() <= config.max_bytes {
+                return None;
+            }
+            head_tail_elide::apply(&mut doc, config, &raw, true)?;
+        }
+        _ => return None,
+    }
+    Some(doc.render(None))
 }
 
 /// The lossless text rules (terminal-render, ansi-strip, repeat-collapse) on one
-/// text, e.g. a long JSON string field. `None` when nothing changes.
+/// text, e.g. a long JSON string field. `None` when nothing changes. Markers say
+/// `lossless` (they carry no store id).
 pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
-    let _ = (input, config);
-    None
+    let (mut doc, frames, mut escapes) = match terminal_render::render(input) {
+        Some(r) => (r.doc, r.frames_removed, r.escapes_removed),
+        None => (Doc::from_raw(input), 0, 0),
+    };
+    escapes += ansi_strip::apply(&mut doc);
+    let (runs, _) = repeat_collapse::apply(&mut doc, config);
+    if frames == 0 && escapes == 0 && runs == 0 {
+        return None;
+    }
+    if frames > 0 {
+        doc.footer.push(Marker {
+            what: format!("removed {frames} redrawn progress frames"),
+            rule: "terminal-render",
+            lines: None,
+            bytes: None,
+            restore: None,
+        });
+    }
+    let out = doc.render(None);
+    (out.len() < input.len()).then_some(out)
 }

@@ -1,5 +1,13 @@
 //! The ordered rules. [`REGISTRY`] is the execution order.
 
+pub(crate) mod ansi_strip;
+pub(crate) mod diff_protect;
+pub(crate) mod head_tail_elide;
+pub mod json_fields;
+pub(crate) mod repeat_collapse;
+pub(crate) mod terminal_render;
+pub(crate) mod traceback_keep;
+
 /// One rule's identity and documentation summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RuleInfo {
@@ -23,3 +31,15 @@ pub const REGISTRY: &[RuleInfo] = &[
     RuleInfo { id: "traceback-keep", order: 4, lossy: true, summary: "keep a traceback's header, first and last frames and exception lines" },
     RuleInfo { id: "head-tail-elide", order: 5, lossy: true, summary: "over the budget keep head, tail and salient islands of the middle" },
 ];
+
+/// Whether rule `id` is lossless in meaning (its markers need no retained original).
+pub fn is_lossless(id: &str) -> bool {
+    REGISTRY.iter().any(|r| r.id == id && !r.lossy)
+}
+
+/// Runs one rule alone on `input` (for benchmarks and tests): the rule's own effect,
+/// rendered without a store id. `None` when the rule changes nothing or `id` is unknown.
+/// Lossy rules run as if the input were over the budget.
+pub fn apply_one(id: &str, input: &[u8], config: &crate::Config) -> Option<Vec<u8>> {
+    crate::pipeline::apply_one(id, input, config)
+}

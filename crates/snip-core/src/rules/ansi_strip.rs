@@ -1,0 +1,118 @@
+//! `ansi-strip` — remove the escape sequences that remain after terminal rendering.
+//!
+//! **What it does.** Removes SGR colours and every other CSI sequence, OSC strings
+//! (including OSC 8 hyperlinks, whose visible text is kept), DCS/APC/PM/SOS strings and
+//! two- and three-byte escapes. Text bytes, including `\r` and invalid UTF-8, are kept.
+//!
+//! **Why.** Colour codes are ~20% of a coloured test run's bytes and carry nothing a
+//! model reads.
+//!
+//! **Example.** `\x1b[31mFAILED\x1b[0m x` → `FAILED x`.
+//!
+//! **Options.** None. Lossless in meaning; applies at any size.
+
+use crate::doc::{Doc, Line};
+use std::borrow::Cow;
+
+/// Length of the escape sequence at `s[0] == ESC` (at least 1; an unterminated one
+/// runs to the end of `s` or of the line).
+pub(crate) fn escape_len(s: &[u8]) -> usize {
+    let Some(&kind) = s.get(1) else { return 1 };
+    match kind {
+        b'[' => {
+            let mut j = 2;
+            while j < s.len() && (0x30..=0x3f).contains(&s[j]) {
+                j += 1;
+            }
+            while j < s.len() && (0x20..=0x2f).contains(&s[j]) {
+                j += 1;
+            }
+            if j < s.len() && (0x40..=0x7e).contains(&s[j]) {
+                j + 1
+            } else {
+                j
+            }
+        }
+        b']' | b'P' | b'_' | b'^' | b'X' => {
+            let cap = s.len().min(1 << 16);
+            let mut j = 2;
+            while j < cap {
+                match s[j] {
+                    0x07 => return j + 1,
+                    0x1b if s.get(j + 1) == Some(&b'\\') => return j + 2,
+                    0x1b | b'\n' => return j,
+                    _ => j += 1,
+                }
+            }
+            cap
+        }
+        b'(' | b')' | b'*' | b'+' | b'#' | b'%' => 3.min(s.len()),
+        _ => 2,
+    }
+}
+
+/// Removes escapes from `b`, appending the rest to `out`; returns how many were removed.
+pub(crate) fn strip_into(b: &[u8], out: &mut Vec<u8>) -> u64 {
+    let mut n = 0;
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(0x1b, &b[i..]) {
+        out.extend_from_slice(&b[i..i + k]);
+        i += k;
+        i += escape_len(&b[i..]);
+        n += 1;
+    }
+    out.extend_from_slice(&b[i..]);
+    n
+}
+
+/// Strips every line of `doc`. Returns the number of escapes removed (0: unchanged).
+pub(crate) fn apply(doc: &mut Doc<'_>) -> u64 {
+    if memchr::memchr(0x1b, &doc.buf).is_none() {
+        return 0;
+    }
+    let mut out = Vec::with_capacity(doc.buf.len());
+    let mut n = 0;
+    let mut lines = Vec::with_capacity(doc.lines.len());
+    for l in &doc.lines {
+        let start = out.len();
+        if l.marker.is_none() {
+            n += strip_into(&doc.buf[l.start..l.end], &mut out);
+        }
+        lines.push(Line {
+            start,
+            end: out.len(),
+            ..*l
+        });
+    }
+    doc.buf = Cow::Owned(out);
+    doc.lines = lines;
+    n
+}
+
+/// Strips a byte string (used on text that has not been split into lines).
+pub fn strip(b: &[u8]) -> Cow<'_, [u8]> {
+    if memchr::memchr(0x1b, b).is_none() {
+        return Cow::Borrowed(b);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    strip_into(b, &mut out);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_sgr_osc8_and_modes() {
+        assert_eq!(&*strip(b"\x1b[31mFAILED\x1b[0m x"), b"FAILED x");
+        assert_eq!(
+            &*strip(b"\x1b]8;id=1;file:///a\x1b\\a.txt\x1b]8;;\x1b\\ ok"),
+            b"a.txt ok"
+        );
+        assert_eq!(&*strip(b"\x1b[?25lx\x1b[?25h"), b"x");
+        assert_eq!(&*strip(b"\x1b(Bx"), b"x");
+        assert_eq!(&*strip(b"tail\x1b"), b"tail");
+        assert_eq!(&*strip(b"\x1b]0;title\x07rest"), b"rest");
+    }
+}

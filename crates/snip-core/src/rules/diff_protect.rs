@@ -1,0 +1,55 @@
+//! `diff-protect` — diffs and patches are returned byte-identical.
+//!
+//! **What it does.** Recognises unified diffs (`diff --git`, `--- a/…` + `+++ b/…` +
+//! `@@`), `git show`/`git log -p` output (`commit <sha>` with a diff), mailbox patches
+//! (`From <sha>`), and gates the whole pipeline: the input is returned untouched.
+//!
+//! **Why.** A model applies, reviews or quotes a diff; one elided hunk line corrupts it.
+//!
+//! **Example.** `diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n` → unchanged.
+//!
+//! **Options.** None.
+
+/// How far into the input to look for a diff's head (bytes).
+const HEAD: usize = 64 * 1024;
+
+/// Whether `input` is (or contains, near its start or anywhere as `diff --git`) a diff.
+pub(crate) fn is_diff(input: &[u8]) -> bool {
+    if memchr::memmem::find(input, b"diff --git a/").is_some() {
+        return true;
+    }
+    let head = &input[..input.len().min(HEAD)];
+    let has_hunk = head.starts_with(b"@@ -") || memchr::memmem::find(head, b"\n@@ -").is_some();
+    if !has_hunk {
+        return false;
+    }
+    // A file header pair right before a hunk: "--- x\n+++ y\n@@ -".
+    let mut it = head.split(|&b| b == b'\n').peekable();
+    let mut prev_minus = false;
+    while let Some(line) = it.next() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if prev_minus && line.starts_with(b"+++ ") {
+            if let Some(next) = it.peek() {
+                if next.starts_with(b"@@ -") {
+                    return true;
+                }
+            }
+        }
+        prev_minus = line.starts_with(b"--- ");
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_diffs_and_not_logs() {
+        assert!(is_diff(b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"));
+        assert!(is_diff(b"--- old.txt\n+++ new.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"));
+        assert!(is_diff(b"commit 0123abc\nAuthor: x\n\n    msg\n\ndiff --git a/f b/f\n"));
+        assert!(!is_diff(b"--- summary ---\nall good\n"));
+        assert!(!is_diff(b"error: x\n@@ not a hunk\n"));
+    }
+}

@@ -1,0 +1,275 @@
+//! `head-tail-elide` — over the budget, keep the head, the tail and the salient
+//! lines of the middle.
+//!
+//! **What it does.** Keeps whole lines from the start up to `head_bytes` and from the
+//! end up to `tail_bytes` (a single line longer than that is cut on a UTF-8 boundary).
+//! In the middle it keeps *islands*: lines that name an error, failure, panic,
+//! exception or fatal condition (and, with lower priority, warnings), each with
+//! `salient_context` lines around it, within `salient_bytes` in all. Every gap becomes
+//! one marker with the original line numbers (1-based, inclusive), byte offsets
+//! (0-based, half-open) and a restore call.
+//!
+//! **Why.** The one failing test in 2,000, the error in an 8,000-line build log, sits
+//! in the middle that naive truncation drops.
+//!
+//! **Example.** A 300 KB log with `error[E0308]: mismatched types` at line 4,000 →
+//! head, `[snip: 3998 lines (150230 bytes) elided · head-tail-elide · lines 201-4198 · …]`,
+//! the error line with one line of context, another marker, the tail.
+//!
+//! **Options.** `SNIP_HEAD_BYTES`, `SNIP_TAIL_BYTES`, `SNIP_SALIENT_BYTES`,
+//! `SNIP_SALIENT_CONTEXT`. Lossy: only above the budget and with a retained original
+//! (or the store turned off). The result is at most `max_bytes` long.
+
+use crate::doc::{Doc, Eol, Line, RawIndex, SIZING_ID};
+use crate::marker::{Marker, RestoreCall};
+use crate::Config;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::sync::OnceLock;
+
+/// Salient words and their priority (higher first). Matched ASCII case-insensitively.
+const SALIENT: &[(&str, u8)] = &[
+    ("error", 3),
+    ("failed", 3),
+    ("failure", 3),
+    ("fail:", 3),
+    ("panicked", 3),
+    ("panic:", 3),
+    ("fatal", 3),
+    ("exception", 3),
+    ("traceback", 3),
+    ("assert", 2),
+    ("denied", 2),
+    ("not found", 2),
+    ("segmentation fault", 3),
+    ("aborting", 3),
+    ("caused by", 2),
+    ("warning", 1),
+];
+
+fn matcher() -> &'static AhoCorasick {
+    static AC: OnceLock<AhoCorasick> = OnceLock::new();
+    AC.get_or_init(|| {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(SALIENT.iter().map(|(p, _)| p))
+            .expect("static patterns build")
+    })
+}
+
+/// The priority of the most salient word in `t` (0: not salient).
+pub(crate) fn salience(t: &[u8]) -> u8 {
+    matcher()
+        .find_iter(t)
+        .map(|m| SALIENT[m.pattern().as_usize()].1)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Longest line an island may hold (bytes); longer salient lines are left elided.
+const ISLAND_LINE_MAX: usize = 1024;
+
+/// Elides the middle of `doc`. Returns `(gaps, lines_elided, bytes_elided)`, or `None`
+/// when there is no middle to elide.
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> Option<(u64, u64, u64)> {
+    let n = doc.lines.len();
+    if n == 0 {
+        return None;
+    }
+    let eol = doc.dominant_eol();
+    let eol_len = eol.bytes().len();
+    let sizes: Vec<usize> = doc.lines.iter().map(|l| doc.line_size(l)).collect();
+
+    // Head: whole lines, then possibly a cut line.
+    let mut head: Vec<Line> = Vec::new();
+    let mut acc = 0;
+    let mut h = 0;
+    while h < n && acc + sizes[h] <= config.head_bytes {
+        acc += sizes[h];
+        head.push(doc.lines[h]);
+        h += 1;
+    }
+    let mut mid_first: Option<Line> = None;
+    if h < n && doc.lines[h].marker.is_none() && config.head_bytes.saturating_sub(acc) > 256 {
+        let l = doc.lines[h];
+        let want = config.head_bytes - acc - eol_len;
+        let cut = l.start + crate::text::floor_char_boundary(&doc.buf[l.start..l.end], want);
+        if cut > l.start && cut < l.end {
+            head.push(Line { end: cut, eol, ..l });
+            mid_first = Some(Line { start: cut, ..l });
+        }
+    }
+
+    // Tail: whole lines from the end, not crossing the head.
+    let lo = h + usize::from(mid_first.is_some());
+    let mut tail: Vec<Line> = Vec::new();
+    let mut acc = 0;
+    let mut t = n;
+    while t > lo && acc + sizes[t - 1] <= config.tail_bytes {
+        acc += sizes[t - 1];
+        t -= 1;
+    }
+    let mut mid_last: Option<Line> = None;
+    let room = config.tail_bytes.saturating_sub(acc);
+    if t > h && doc.lines[t - 1].marker.is_none() && room > 256 {
+        let l = match (t - 1 == h, mid_first) {
+            (true, Some(m)) => m,
+            _ => doc.lines[t - 1],
+        };
+        let want = room - eol_len;
+        let len = l.end - l.start;
+        if len > want {
+            let cut = l.start + crate::text::ceil_char_boundary(&doc.buf[l.start..l.end], len - want);
+            if cut > l.start && cut < l.end {
+                tail.push(Line { start: cut, ..l });
+                mid_last = Some(Line { end: cut, eol: Eol::None, ..l });
+            }
+        }
+    }
+    tail.extend_from_slice(&doc.lines[t..]);
+
+    // The middle, as lines (with the cut pieces).
+    let mut middle: Vec<Line> = Vec::new();
+    let whole_from = lo;
+    let whole_to = if mid_last.is_some() { t - 1 } else { t };
+    if let Some(m) = mid_first {
+        if let (Some(ml), true) = (mid_last, whole_to < whole_from) {
+            // One line cut at both ends.
+            middle.push(Line { end: ml.end, ..m });
+        } else {
+            middle.push(m);
+        }
+    }
+    if whole_to > whole_from {
+        middle.extend_from_slice(&doc.lines[whole_from..whole_to]);
+    }
+    if let Some(ml) = mid_last {
+        if !(mid_first.is_some() && whole_to < whole_from) {
+            middle.push(ml);
+        }
+    }
+    if middle.is_empty() {
+        return None;
+    }
+
+    // Salient candidates in the middle.
+    let mut cands: Vec<(u8, usize)> = Vec::new();
+    for (i, l) in middle.iter().enumerate() {
+        if l.marker.is_some() || l.end - l.start > ISLAND_LINE_MAX {
+            continue;
+        }
+        let s = salience(&doc.buf[l.start..l.end]);
+        if s > 0 {
+            cands.push((s, i));
+        }
+    }
+    cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+
+    let head_size: usize = head.iter().map(|l| doc.line_size(l)).sum();
+    let tail_size: usize = tail.iter().map(|l| doc.line_size(l)).sum();
+    let marker_cost = 200 + SIZING_ID.len();
+    let ctx = config.salient_context;
+    let mut keep = vec![false; middle.len()];
+    let mut used = 0usize;
+    let mut seen: Vec<&[u8]> = Vec::new();
+    for &(_, i) in &cands {
+        let text = &doc.buf[middle[i].start..middle[i].end];
+        if keep[i] || seen.contains(&text) {
+            continue;
+        }
+        let a = i.saturating_sub(ctx);
+        let b = (i + ctx).min(middle.len() - 1);
+        let cost: usize = (a..=b)
+            .filter(|&k| !keep[k])
+            .map(|k| {
+                let l = &middle[k];
+                if l.end - l.start > ISLAND_LINE_MAX { 0 } else { doc.line_size(l) }
+            })
+            .sum::<usize>()
+            + marker_cost;
+        if used + cost > config.salient_bytes {
+            continue;
+        }
+        for (k, slot) in keep.iter_mut().enumerate().take(b + 1).skip(a) {
+            if middle[k].end - middle[k].start <= ISLAND_LINE_MAX && middle[k].marker.is_none() {
+                *slot = true;
+            }
+        }
+        used += cost;
+        if seen.len() < 64 {
+            seen.push(text);
+        }
+    }
+
+    // Build: head, gaps and islands, tail; shrink islands if over the budget.
+    loop {
+        let mut out: Vec<Line> = Vec::with_capacity(head.len() + tail.len() + 16);
+        out.extend_from_slice(&head);
+        let (mut gaps, mut lines_elided, mut bytes_elided) = (0u64, 0u64, 0u64);
+        let mut i = 0;
+        while i < middle.len() {
+            if keep[i] {
+                out.push(middle[i]);
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < middle.len() && !keep[j] {
+                j += 1;
+            }
+            let first = middle[i];
+            let last = middle[j - 1];
+            let (a, b) = (first.src_first, last.src_last.max(first.src_first));
+            let partial = (i == 0 && mid_first.is_some()) || (j == middle.len() && mid_last.is_some());
+            let whole_lines = (j - i) as u64;
+            let (bytes, restore) = if raw_offsets {
+                let s = first.start as u64;
+                let e = (last.end + last.eol.bytes().len()) as u64;
+                let r = if partial {
+                    RestoreCall::Bytes { start: s, end: e }
+                } else {
+                    RestoreCall::Lines { start: a as u64 + 1, end: b as u64 + 1 }
+                };
+                ((s, e), r)
+            } else {
+                (raw.bytes(a, b), RestoreCall::Lines { start: a as u64 + 1, end: b as u64 + 1 })
+            };
+            let what = if partial && whole_lines <= 2 && a == b {
+                format!("{} bytes elided from line {}", bytes.1 - bytes.0, a + 1)
+            } else {
+                format!("{} lines ({} bytes) elided", b - a + 1, bytes.1 - bytes.0)
+            };
+            let m = Marker {
+                what,
+                rule: "head-tail-elide",
+                lines: Some((a as u64 + 1, b as u64 + 1)),
+                bytes: Some(bytes),
+                restore: Some(restore),
+            };
+            let line = doc.marker_line(m, eol, a, b);
+            out.push(line);
+            gaps += 1;
+            lines_elided += (b - a + 1) as u64;
+            bytes_elided += bytes.1 - bytes.0;
+            i = j;
+        }
+        out.extend_from_slice(&tail);
+        let size: usize = out.iter().map(|l| doc.line_size(l)).sum();
+        let _ = (head_size, tail_size);
+        if size <= config.max_bytes || !keep.iter().any(|&k| k) {
+            doc.lines = out;
+            return Some((gaps, lines_elided, bytes_elided));
+        }
+        // Over the budget (many small islands): drop the last island and retry.
+        if let Some(p) = keep.iter().rposition(|&k| k) {
+            let mut q = p;
+            while q > 0 && keep[q - 1] {
+                q -= 1;
+            }
+            for slot in keep.iter_mut().take(p + 1).skip(q) {
+                *slot = false;
+            }
+        }
+        doc.markers.truncate(doc.markers.len() - gaps as usize);
+    }
+}

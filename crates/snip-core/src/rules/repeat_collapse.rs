@@ -1,0 +1,88 @@
+//! `repeat-collapse` — a run of identical lines keeps its first line and a count.
+//!
+//! **What it does.** Finds runs of at least `repeat_min` byte-identical lines and
+//! replaces all but the first with one marker giving the count and the original line
+//! numbers of the removed copies.
+//!
+//! **Why.** Health-check logs, retry loops and spinners that print lines repeat the same
+//! line thousands of times; one copy and a count say the same.
+//!
+//! **Example.** `GET /healthz 200` × 1342 → the line, then
+//! `[snip: previous line repeated 1341 more times · repeat-collapse · lines 12-1352 · …]`.
+//!
+//! **Options.** `SNIP_REPEAT_MIN` (default 3). A run is collapsed only when the marker
+//! is shorter than what it replaces. Lossless in meaning; applies at any size.
+
+use crate::doc::{Doc, Line};
+use crate::marker::{Marker, RestoreCall};
+use crate::Config;
+
+/// Collapses runs in `doc`. Returns `(runs, lines_removed)`.
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
+    let n = doc.lines.len();
+    let min = config.repeat_min.max(2);
+    // Cheap scan first: is there any run at all?
+    let mut any = false;
+    let mut run = 1;
+    for k in 1..n {
+        let (a, b) = (&doc.lines[k - 1], &doc.lines[k]);
+        if same(doc, a, b) {
+            run += 1;
+            if run >= min {
+                any = true;
+                break;
+            }
+        } else {
+            run = 1;
+        }
+    }
+    if !any {
+        return (0, 0);
+    }
+    let mut out: Vec<Line> = Vec::with_capacity(n);
+    let (mut runs, mut removed) = (0u64, 0u64);
+    let mut k = 0;
+    while k < n {
+        let first = doc.lines[k];
+        let mut j = k + 1;
+        while j < n && same(doc, &first, &doc.lines[j]) {
+            j += 1;
+        }
+        let count = j - k;
+        let removed_bytes: usize = doc.lines[k + 1..j].iter().map(|l| doc.line_size(l)).sum();
+        out.push(first);
+        if count >= min {
+            let last = doc.lines[j - 1];
+            let second = doc.lines[k + 1];
+            let m = Marker {
+                what: format!("previous line repeated {} more times", count - 1),
+                rule: "repeat-collapse",
+                lines: Some((second.src_first as u64 + 1, last.src_last as u64 + 1)),
+                bytes: None,
+                restore: Some(RestoreCall::Lines {
+                    start: second.src_first as u64 + 1,
+                    end: last.src_last as u64 + 1,
+                }),
+            };
+            let size = m.render(Some(crate::doc::SIZING_ID)).len() + last.eol.bytes().len();
+            if size < removed_bytes {
+                let line = doc.marker_line(m, last.eol, second.src_first, last.src_last);
+                out.push(line);
+                runs += 1;
+                removed += (count - 1) as u64;
+            } else {
+                out.extend_from_slice(&doc.lines[k + 1..j]);
+            }
+        } else {
+            out.extend_from_slice(&doc.lines[k + 1..j]);
+        }
+        k = j;
+    }
+    doc.lines = out;
+    (runs, removed)
+}
+
+#[inline]
+fn same(doc: &Doc<'_>, a: &Line, b: &Line) -> bool {
+    a.marker.is_none() && b.marker.is_none() && doc.text(a) == doc.text(b)
+}

@@ -1,0 +1,757 @@
+//! `terminal-render` — collapse redraws to the frame a terminal would show.
+//!
+//! **What it does.** Interprets carriage returns, backspaces and the cursor and erase
+//! escapes that progress bars, spinners and live displays use (`ESC[nA/B/C/D/E/F/G`,
+//! `ESC[H`/`f`, `ESC[d`, `ESC[K`/`1K`/`2K`, `ESC[J`, `ESC 7`/`ESC 8`, `ESC[s`/`ESC[u`,
+//! scroll regions) over a window of rows, and keeps what a person would read.
+//!
+//! **Why.** A 300-step tqdm loop is ~15,000 bytes of redraws whose last frame is all a
+//! terminal shows; a model reads every byte of it.
+//!
+//! **Semantics** (compatible with progress-squash): lines split on `\n`; a `\r` right
+//! before `\n` is a line ending. A `\r` starts a new *frame* on the same row. A frame's
+//! *stem* is its text before the first digit or bar glyph (`# = > | [`, U+2580–259F,
+//! U+2500–257F), trimmed. When a frame ends, if its stem equals the stem of what the row
+//! held, it replaces it (one frame removed); if the stems differ, the older text is kept
+//! on its own line (text written between redraws is never lost). Whitespace-only frames
+//! are skipped, unless they are at least as wide as the row (an erase: a terminal shows
+//! nothing there). Erase escapes discard what they erase (counted as frames removed).
+//! Absolute cursor positioning (`ESC[r;cH`, as apt draws its `Progress:` status line)
+//! writes to a status row that is shown at the end only if it is still on screen.
+//! SGR, OSC (incl. OSC 8 links) and mode escapes are dropped here and counted for
+//! `ansi-strip`.
+//!
+//! **Example.** `get 10%\rget 50%\rget 100%\n` → `get 100%\n` (2 frames removed).
+//!
+//! **Options.** None. Output is only used when at least one frame was removed or a
+//! cursor/erase escape was interpreted; otherwise the input is left as it is.
+
+use crate::doc::{Doc, Eol, Line};
+use std::collections::{BTreeMap, VecDeque};
+use unicode_width::UnicodeWidthChar;
+
+/// Rows above the cursor that cursor-up can still reach; older rows are committed.
+const WINDOW: usize = 512;
+
+/// What rendering produced.
+pub(crate) struct Rendered {
+    pub doc: Doc<'static>,
+    pub frames_removed: u64,
+    pub escapes_removed: u64,
+}
+
+/// Quick test: does `input` contain anything this rule interprets (ESC, backspace, or
+/// a `\r` not followed by `\n`)?
+pub(crate) fn applies(input: &[u8]) -> bool {
+    if memchr::memchr2(0x1b, 0x08, input).is_some() {
+        return true;
+    }
+    memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'))
+}
+
+/// Renders `input`. `None` when nothing collapses and no cursor escape was used.
+pub(crate) fn render(input: &[u8]) -> Option<Rendered> {
+    if !applies(input) {
+        return None;
+    }
+    let mut t = Term::new(input.len());
+    t.run(input);
+    let dirty = t.dirty || t.frames_removed > 0;
+    if !dirty {
+        return None;
+    }
+    let frames_removed = t.frames_removed;
+    let escapes_removed = t.escapes;
+    Some(Rendered {
+        doc: t.finish(),
+        frames_removed,
+        escapes_removed,
+    })
+}
+
+#[derive(Debug, Default)]
+struct Row {
+    text: Vec<u8>,
+    eol: Option<Eol>,
+    src_first: u32,
+    src_last: u32,
+    /// Emptied by an erase: an empty erased row is not shown.
+    erased: bool,
+}
+
+impl Row {
+    fn new(src: u32) -> Row {
+        Row {
+            src_first: src,
+            src_last: src,
+            ..Row::default()
+        }
+    }
+}
+
+/// A frame being written over a row's earlier content.
+struct Pending {
+    prev: Vec<u8>,
+}
+
+struct Term {
+    rows: VecDeque<Row>,
+    /// Absolute index of `rows[0]`.
+    base: usize,
+    /// Absolute cursor row.
+    cur: usize,
+    /// Cursor column in cells; `None` = at the end of the row's text.
+    col: Option<usize>,
+    /// The column was set by `\r` or CHA (frame semantics) rather than by backspace.
+    frame_origin: bool,
+    pending: Option<Pending>,
+    saved: Option<(usize, Option<usize>)>,
+    /// Status rows written by absolute positioning, keyed by screen row.
+    status: BTreeMap<u32, Row>,
+    /// `Some(r)`: the cursor is on status row `r`.
+    on_status: Option<u32>,
+    line_no: u32,
+    frames_removed: u64,
+    escapes: u64,
+    dirty: bool,
+    out: Doc<'static>,
+}
+
+impl Term {
+    fn new(cap: usize) -> Term {
+        let mut rows = VecDeque::new();
+        rows.push_back(Row::new(0));
+        Term {
+            rows,
+            base: 0,
+            cur: 0,
+            col: None,
+            frame_origin: false,
+            pending: None,
+            saved: None,
+            status: BTreeMap::new(),
+            on_status: None,
+            line_no: 0,
+            frames_removed: 0,
+            escapes: 0,
+            dirty: false,
+            out: Doc::owned(cap / 2),
+        }
+    }
+
+    fn row(&mut self) -> &mut Row {
+        if let Some(r) = self.on_status {
+            let src = self.line_no;
+            return self.status.entry(r).or_insert_with(|| Row::new(src));
+        }
+        let i = self.cur - self.base;
+        &mut self.rows[i]
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let n = input.len();
+        let has_bs = memchr::memchr(0x08, input).is_some();
+        let mut i = 0;
+        while i < n {
+            let rest = &input[i..];
+            let mut next = memchr::memchr3(b'\r', b'\n', 0x1b, rest).unwrap_or(rest.len());
+            if has_bs {
+                if let Some(b) = memchr::memchr(0x08, &rest[..next]) {
+                    next = b;
+                }
+            }
+            if next > 0 {
+                self.write(&rest[..next]);
+                i += next;
+                continue;
+            }
+            match rest[0] {
+                b'\n' => {
+                    self.newline(Eol::Lf);
+                    i += 1;
+                }
+                b'\r' => {
+                    if rest.get(1) == Some(&b'\n') {
+                        self.newline(Eol::CrLf);
+                        i += 2;
+                    } else {
+                        self.resolve();
+                        self.col = Some(0);
+                        self.frame_origin = true;
+                        i += 1;
+                    }
+                }
+                0x08 => {
+                    self.resolve();
+                    let c = self.cur_col();
+                    self.col = Some(c.saturating_sub(1));
+                    self.frame_origin = false;
+                    self.dirty = true;
+                    i += 1;
+                }
+                _ => i += self.escape(rest),
+            }
+        }
+        self.resolve();
+    }
+
+    /// Current column in cells.
+    fn cur_col(&mut self) -> usize {
+        match self.col {
+            Some(c) => c,
+            None => width(&self.row().text),
+        }
+    }
+
+    fn write(&mut self, text: &[u8]) {
+        let src = self.line_no;
+        match self.col {
+            None => {
+                let row = self.row();
+                row.text.extend_from_slice(text);
+                row.src_last = src;
+            }
+            Some(0) if self.frame_origin && self.on_status.is_none() => {
+                let row_nonempty = !self.row().text.is_empty();
+                if row_nonempty && self.pending.is_none() {
+                    let prev = std::mem::take(&mut self.row().text);
+                    self.pending = Some(Pending { prev });
+                }
+                let row = self.row();
+                row.text.extend_from_slice(text);
+                row.src_last = src;
+                row.erased = false;
+                self.col = None;
+            }
+            Some(c) => {
+                let on_status = self.on_status.is_some();
+                let row = self.row();
+                let w = width(&row.text);
+                if c == 0 && on_status && !row.text.is_empty() {
+                    // A status line redrawn in place: the old one is a removed frame.
+                    row.text.clear();
+                    self.frames_removed += 1;
+                    let row = self.row();
+                    row.text.extend_from_slice(text);
+                    row.src_last = src;
+                    self.col = None;
+                    return;
+                }
+                if c >= w {
+                    row.text.extend(std::iter::repeat_n(b' ', c - w));
+                    row.text.extend_from_slice(text);
+                    row.src_last = src;
+                    self.col = None;
+                } else {
+                    let new_col = overwrite(&mut row.text, c, text);
+                    row.src_last = src;
+                    self.dirty = true;
+                    let w2 = width(&self.row().text);
+                    self.col = if new_col >= w2 { None } else { Some(new_col) };
+                }
+            }
+        }
+    }
+
+    /// Ends the current frame: keep it, or keep the older text on its own line.
+    fn resolve(&mut self) {
+        let Some(p) = self.pending.take() else { return };
+        let src = self.line_no;
+        let row = self.row();
+        if is_blank(&row.text) {
+            if width(&row.text) >= width(&p.prev) {
+                row.text.clear();
+                row.erased = true;
+                if !is_blank(&p.prev) {
+                    self.frames_removed += 1;
+                }
+            } else {
+                row.text = p.prev;
+            }
+        } else if stem(&row.text) == stem(&p.prev) {
+            self.frames_removed += 1;
+        } else if !is_blank(&p.prev) {
+            let kept = Row {
+                text: p.prev,
+                eol: None,
+                src_first: row.src_first,
+                src_last: src,
+                erased: false,
+            };
+            row.src_first = src;
+            let at = self.cur - self.base;
+            self.rows.insert(at, kept);
+            self.cur += 1;
+        }
+    }
+
+    fn newline(&mut self, eol: Eol) {
+        self.resolve();
+        if self.on_status.is_some() {
+            // A newline while on a status row leaves it (apt never does this).
+            self.on_status = None;
+        }
+        let i = self.cur - self.base;
+        self.rows[i].eol = Some(eol);
+        // Rows pushed aside by a different stem on this line share its ending.
+        let mut k = i;
+        while k > 0 && self.rows[k - 1].eol.is_none() {
+            self.rows[k - 1].eol = Some(eol);
+            k -= 1;
+        }
+        self.line_no = self.line_no.saturating_add(1);
+        self.cur += 1;
+        if self.cur - self.base == self.rows.len() {
+            self.rows.push_back(Row::new(self.line_no));
+        }
+        self.col = if self.rows[self.cur - self.base].text.is_empty() {
+            None
+        } else {
+            self.frame_origin = true;
+            Some(0)
+        };
+        if self.saved.is_none() {
+            while self.cur - self.base > WINDOW {
+                let r = self.rows.pop_front().expect("window is non-empty");
+                self.base += 1;
+                self.commit(r);
+            }
+        }
+    }
+
+    fn commit(&mut self, r: Row) {
+        if r.erased && r.text.is_empty() {
+            return;
+        }
+        let buf = self.out.buf.to_mut();
+        let start = buf.len();
+        buf.extend_from_slice(&r.text);
+        let end = buf.len();
+        self.out.lines.push(Line {
+            start,
+            end,
+            eol: r.eol.unwrap_or(Eol::Lf),
+            src_first: r.src_first,
+            src_last: r.src_last.max(r.src_first),
+            marker: None,
+        });
+    }
+
+    fn finish(mut self) -> Doc<'static> {
+        // The row after a final newline is a phantom unless something was written to it.
+        let rows = std::mem::take(&mut self.rows);
+        let last = rows.len().saturating_sub(1);
+        for (k, mut r) in rows.into_iter().enumerate() {
+            if k == last && r.text.is_empty() && r.eol.is_none() {
+                continue;
+            }
+            if k == last && r.eol.is_none() {
+                r.eol = Some(Eol::None);
+            }
+            self.commit(r);
+        }
+        let status = std::mem::take(&mut self.status);
+        for (_, r) in status {
+            if !r.text.is_empty() && !is_blank(&r.text) {
+                if let Some(l) = self.out.lines.last_mut() {
+                    if l.eol == Eol::None {
+                        l.eol = Eol::Lf;
+                    }
+                }
+                self.commit(Row {
+                    eol: Some(Eol::None),
+                    ..r
+                });
+            }
+        }
+        // Keep "no final newline" only if the input had none.
+        self.out
+    }
+
+    /// Handles the escape at the start of `s` (`s[0] == ESC`); returns bytes consumed.
+    fn escape(&mut self, s: &[u8]) -> usize {
+        self.escapes += 1;
+        let Some(&kind) = s.get(1) else { return 1 };
+        match kind {
+            b'[' => self.csi(s),
+            b']' | b'P' | b'_' | b'^' | b'X' => string_len(s),
+            b'7' => {
+                self.resolve();
+                self.saved = Some((self.cur, self.col));
+                self.dirty = true;
+                2
+            }
+            b'8' => {
+                self.resolve();
+                if let Some((r, c)) = self.saved.take() {
+                    self.on_status = None;
+                    self.cur = r.max(self.base).min(self.base + self.rows.len() - 1);
+                    self.col = c;
+                    self.frame_origin = false;
+                }
+                self.dirty = true;
+                2
+            }
+            b'(' | b')' | b'*' | b'+' | b'#' | b'%' => 3.min(s.len()),
+            _ => 2,
+        }
+    }
+
+    fn csi(&mut self, s: &[u8]) -> usize {
+        // ESC [ params intermediates final
+        let mut j = 2;
+        while j < s.len() && (0x30..=0x3f).contains(&s[j]) {
+            j += 1;
+        }
+        while j < s.len() && (0x20..=0x2f).contains(&s[j]) {
+            j += 1;
+        }
+        if j >= s.len() {
+            return s.len();
+        }
+        let fin = s[j];
+        let params = &s[2..j];
+        let len = j + 1;
+        if params.first() == Some(&b'?') || params.first() == Some(&b'>') {
+            return len; // private modes (cursor visibility, bracketed paste…)
+        }
+        let p = |k: usize, d: usize| -> usize {
+            let v = params
+                .split(|&b| b == b';')
+                .nth(k)
+                .and_then(|x| std::str::from_utf8(x).ok())
+                .and_then(|x| x.parse::<usize>().ok())
+                .unwrap_or(0);
+            if v == 0 {
+                d
+            } else {
+                v
+            }
+        };
+        match fin {
+            b'm' => {}
+            b'A' | b'F' => {
+                self.resolve();
+                let n = p(0, 1);
+                self.leave_status();
+                self.cur = self.cur.saturating_sub(n).max(self.base);
+                self.col = if fin == b'F' { Some(0) } else { self.col };
+                self.frame_origin = fin == b'F';
+                self.dirty = true;
+            }
+            b'B' | b'E' => {
+                self.resolve();
+                let n = p(0, 1);
+                self.leave_status();
+                self.cur = (self.cur + n).min(self.base + self.rows.len() - 1);
+                self.col = if fin == b'E' { Some(0) } else { self.col };
+                self.frame_origin = fin == b'E';
+                self.dirty = true;
+            }
+            b'G' | b'`' => {
+                self.resolve();
+                let c = p(0, 1) - 1;
+                self.col = Some(c);
+                self.frame_origin = c == 0;
+                self.dirty = true;
+            }
+            b'C' => {
+                self.resolve();
+                let c = self.cur_col() + p(0, 1);
+                self.col = Some(c);
+                self.frame_origin = false;
+                self.dirty = true;
+            }
+            b'D' => {
+                self.resolve();
+                let c = self.cur_col().saturating_sub(p(0, 1));
+                self.col = Some(c);
+                self.frame_origin = false;
+                self.dirty = true;
+            }
+            b'H' | b'f' => {
+                self.resolve();
+                let r = p(0, 1) as u32;
+                self.on_status = Some(r);
+                self.col = Some(p(1, 1) - 1);
+                self.frame_origin = false;
+                self.dirty = true;
+            }
+            b'd' => {
+                self.resolve();
+                self.on_status = Some(p(0, 1) as u32);
+                self.dirty = true;
+            }
+            b'K' => {
+                self.resolve();
+                self.erase_line(p(0, 0).min(2) as u8, params.is_empty());
+            }
+            b'J' => {
+                self.resolve();
+                self.erase_display(params);
+            }
+            b's' => {
+                self.saved = Some((self.cur, self.col));
+            }
+            b'u' => {
+                if let Some((r, c)) = self.saved.take() {
+                    self.on_status = None;
+                    self.cur = r.max(self.base).min(self.base + self.rows.len() - 1);
+                    self.col = c;
+                }
+                self.dirty = true;
+            }
+            _ => {}
+        }
+        len
+    }
+
+    fn leave_status(&mut self) {
+        self.on_status = None;
+    }
+
+    /// `ESC[K` (mode 0: to the end), `ESC[1K` (to the start), `ESC[2K` (whole row).
+    fn erase_line(&mut self, mode: u8, default: bool) {
+        let mode = if default { 0 } else { mode };
+        let col = self.col;
+        let row = self.row();
+        let (mut removed, mut dirty) = (false, false);
+        match (mode, col) {
+            (0, None) => {}
+            (0, Some(c)) => {
+                let cut = byte_at_col(&row.text, c);
+                if cut < row.text.len() {
+                    removed = !is_blank(&row.text[cut..]);
+                    row.text.truncate(cut);
+                    if c == 0 {
+                        row.erased = true;
+                    }
+                    dirty = true;
+                }
+            }
+            (1, _) => {
+                let c = col.unwrap_or(usize::MAX);
+                let cut = byte_at_col(&row.text, c.saturating_add(1));
+                let w = width(&row.text[..cut]);
+                row.text.splice(..cut, std::iter::repeat_n(b' ', w));
+                dirty = true;
+            }
+            _ => {
+                removed = !is_blank(&row.text);
+                row.text.clear();
+                row.erased = true;
+                dirty = true;
+            }
+        }
+        if removed {
+            self.frames_removed += 1;
+        }
+        self.dirty |= dirty;
+    }
+
+    /// `ESC[J`: erase from the cursor to the end of the screen (rows below and status
+    /// rows); `ESC[2J`/`ESC[3J` clear the screen, but the text stays readable here.
+    fn erase_display(&mut self, params: &[u8]) {
+        if !(params.is_empty() || params == b"0") {
+            self.dirty = true;
+            return;
+        }
+        self.erase_line(0, true);
+        let keep = self.cur - self.base + 1;
+        while self.rows.len() > keep {
+            let r = self.rows.pop_back().expect("len > keep");
+            if !is_blank(&r.text) {
+                self.frames_removed += 1;
+            }
+        }
+        let removed = self.status.values().filter(|r| !is_blank(&r.text)).count();
+        self.frames_removed += removed as u64;
+        self.status.clear();
+        self.dirty = true;
+    }
+}
+
+/// Length of an OSC/DCS/APC/PM/SOS string starting at `s[0] == ESC`, up to and
+/// including its terminator (BEL or `ESC \`). Unterminated: the whole rest, capped.
+fn string_len(s: &[u8]) -> usize {
+    let cap = s.len().min(1 << 16);
+    let mut j = 2;
+    while j < cap {
+        match s[j] {
+            0x07 => return j + 1,
+            0x1b if s.get(j + 1) == Some(&b'\\') => return j + 2,
+            0x1b | b'\n' => return j,
+            _ => j += 1,
+        }
+    }
+    cap
+}
+
+/// Display width in terminal cells (invalid UTF-8 bytes count one cell each).
+pub(crate) fn width(b: &[u8]) -> usize {
+    if b.is_ascii() {
+        return b.len();
+    }
+    let mut w = 0;
+    for chunk in b.utf8_chunks() {
+        w += chunk
+            .valid()
+            .chars()
+            .map(|c| c.width().unwrap_or(0))
+            .sum::<usize>();
+        w += chunk.invalid().len();
+    }
+    w
+}
+
+/// The byte offset where cell column `col` starts (the end if the row is shorter).
+fn byte_at_col(b: &[u8], col: usize) -> usize {
+    if b.is_ascii() {
+        return col.min(b.len());
+    }
+    let mut w = 0;
+    let mut off = 0;
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if w >= col {
+                return off;
+            }
+            w += c.width().unwrap_or(0);
+            off += c.len_utf8();
+        }
+        for _ in chunk.invalid() {
+            if w >= col {
+                return off;
+            }
+            w += 1;
+            off += 1;
+        }
+    }
+    off
+}
+
+/// Writes `text` over `row` from cell column `col`; returns the column after it.
+fn overwrite(row: &mut Vec<u8>, col: usize, text: &[u8]) -> usize {
+    let start = byte_at_col(row, col);
+    let tw = width(text);
+    let end_col = col + tw;
+    let end = byte_at_col(row, end_col).max(start);
+    row.splice(start..end, text.iter().copied());
+    end_col
+}
+
+fn is_blank(b: &[u8]) -> bool {
+    b.iter().all(|c| c.is_ascii_whitespace())
+}
+
+/// The frame's stem: text before the first digit or bar glyph, trimmed.
+pub(crate) fn stem(b: &[u8]) -> &[u8] {
+    let mut end = b.len();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_digit() || matches!(c, b'#' | b'=' | b'>' | b'|' | b'[') {
+            end = i;
+            break;
+        }
+        // U+2500–259F (box drawing and block elements) are E2 94 80 – E2 96 9F.
+        if c == 0xE2 && i + 1 < b.len() && (0x94..=0x96).contains(&b[i + 1]) {
+            end = i;
+            break;
+        }
+        i += 1;
+    }
+    trim(&b[..end])
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
+    &b[s..e.max(s)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(input: &[u8]) -> (String, u64) {
+        match render(input) {
+            Some(x) => (String::from_utf8_lossy(&x.doc.render(None)).into_owned(), x.frames_removed),
+            None => (String::from_utf8_lossy(input).into_owned(), 0),
+        }
+    }
+
+    #[test]
+    fn stems() {
+        assert_eq!(stem(b"Downloading 10%"), b"Downloading");
+        assert_eq!(stem(b"10%"), b"");
+        assert_eq!(stem("get |###".as_bytes()), b"get");
+        assert_eq!(stem("x \u{2588}\u{2588} 5".as_bytes()), b"x");
+    }
+
+    #[test]
+    fn progress_squash_small_cases() {
+        assert_eq!(r(b"plain output\nwith lines\n"), ("plain output\nwith lines\n".into(), 0));
+        assert_eq!(r(b"\ronly one frame\n").1, 0);
+        assert_eq!(r(b"Downloading 10%\rERROR: disk full\rDownloading 20%\n").1, 0);
+        assert_eq!(
+            r(b"Downloading 10%\rDownloading 20%\rDownloading 30%\rERROR: disk full\n"),
+            ("Downloading 30%\nERROR: disk full\n".into(), 2)
+        );
+        assert_eq!(r(b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n"), ("step 3/3\r\nnext\r\n".into(), 2));
+        assert_eq!(
+            r(b"\x1b[2K\rStep 1/3\x1b[K\r\x1b[2KStep 2/3\x1b[K\r\x1b[2KStep 3/3\x1b[K\ndone\n"),
+            ("Step 3/3\ndone\n".into(), 2)
+        );
+        assert_eq!(
+            r(b"\rget |#     | 10%\rget |###   | 50%\rget |######| 100%\n"),
+            ("get |######| 100%\n".into(), 2)
+        );
+        assert_eq!(r(b"a 1%\ra 2%"), ("a 2%".into(), 1));
+        assert_eq!(r(b"10%\r20%\r30%"), ("30%".into(), 2));
+    }
+
+    #[test]
+    fn multi_line_redraw_keeps_last_frame_and_log_lines() {
+        let mut s = Vec::new();
+        s.extend_from_slice(b"a 0%\r\nb 0%");
+        for k in 1..=3 {
+            s.extend_from_slice(b"\r\x1b[2K\x1b[1A\x1b[2K");
+            if k == 2 {
+                s.extend_from_slice(b"log: mirror switched\r\n");
+            }
+            s.extend_from_slice(format!("a {k}0%\r\nb {k}0%").as_bytes());
+        }
+        s.extend_from_slice(b"\r\ndone\r\n");
+        let (out, n) = r(&s);
+        assert_eq!(out, "log: mirror switched\r\na 30%\r\nb 30%\r\ndone\r\n");
+        assert_eq!(n, 6);
+    }
+
+    #[test]
+    fn status_line_is_dropped_when_erased() {
+        let s = b"Unpacking x\r\n\x1b7\x1b[40;0fProgress: [ 10%]\x1b8Setting up x\r\n\x1b7\x1b[40;0fProgress: [ 20%]\x1b8done\r\n\x1b[1A\x1b[J\r\nN: notice\r\n";
+        let (out, _) = r(s);
+        assert!(!out.contains("Progress"), "{out}");
+        assert!(out.contains("Setting up x") && out.contains("N: notice"), "{out}");
+    }
+
+    #[test]
+    fn spinner_with_cha_and_erase() {
+        let (out, n) = r("⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0K⠸\x1b[1G\x1b[0Kadded 3 packages\r\n".as_bytes());
+        assert_eq!(out, "added 3 packages\r\n");
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn backspace_overwrites() {
+        let (out, _) = r(b"abc\x08\x08X\n");
+        assert_eq!(out, "aXc\n");
+    }
+
+    #[test]
+    fn wide_chars_overwrite_by_cells() {
+        let (out, _) = r("日本語\x1b[3GX\n".as_bytes());
+        assert_eq!(out, "日X語\n");
+    }
+}

@@ -1,0 +1,139 @@
+//! `traceback-keep` — keep a traceback's ends, elide its middle frames.
+//!
+//! **What it does.** Finds runs of stack-frame lines — Python (`  File "…", line N` and
+//! its code lines, `[Previous line repeated N more times]`), JVM and Node (`at …`),
+//! Rust backtraces (`  N: symbol` / `at path`), Go (`pkg.fn(…)` / `\t/path.go:N`) — and
+//! when a run has more than `traceback_head_frames + traceback_tail_frames` frames,
+//! replaces the middle frames with one marker. Headers (`Traceback …`, `Caused by:`,
+//! `During handling …`, `goroutine …`) and exception lines are not frame lines, so they
+//! are always kept, and so is every chained traceback's end.
+//!
+//! **Why.** Deep recursion prints 1,000 near-identical frames; the cause is in the last
+//! few and the entry point in the first few.
+//!
+//! **Example.** A 3,000-line recursion traceback → header, 6 frames, a marker
+//! `[snip: 982 traceback frames (2946 lines) elided · traceback-keep · lines 20-2965 · …]`,
+//! 12 frames, `KeyError: 'rate_limit_per_tenant'`.
+//!
+//! **Options.** `SNIP_TRACEBACK_HEAD` (6), `SNIP_TRACEBACK_TAIL` (12). Lossy: only
+//! above the budget and with a retained original (or the store turned off).
+
+use crate::doc::{Doc, Line, RawIndex};
+use crate::marker::{Marker, RestoreCall};
+use crate::Config;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Start,
+    Cont,
+    Other,
+}
+
+fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
+    let trimmed_start = t.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(t.len());
+    let indent = trimmed_start;
+    let s = &t[trimmed_start..];
+    if t.starts_with(b"  File \"") || s.starts_with(b"[Previous line repeated") {
+        return Kind::Start;
+    }
+    if indent >= 1 && s.starts_with(b"at ") {
+        return Kind::Start;
+    }
+    if indent >= 1 && s.starts_with(b"... ") && s.ends_with(b" more") {
+        return Kind::Cont;
+    }
+    // Rust backtrace: "  12: core::panicking::panic"
+    if indent >= 1 {
+        let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 && s[digits..].starts_with(b": ") {
+            return Kind::Start;
+        }
+    }
+    // Go: "\t/path/file.go:12 +0x1d" continues the function line before it.
+    if t.starts_with(b"\t") && memchr::memmem::find(t, b".go:").is_some() {
+        return Kind::Cont;
+    }
+    if let Some(n) = next {
+        if indent == 0 && n.starts_with(b"\t") && memchr::memmem::find(n, b".go:").is_some() && t.ends_with(b")") {
+            return Kind::Start;
+        }
+    }
+    // Python code lines under a frame, and caret lines.
+    if prev != Kind::Other && indent >= 4 && !s.is_empty() {
+        return Kind::Cont;
+    }
+    Kind::Other
+}
+
+/// Elides the middle of long frame runs. Returns `(frames_elided, lines_elided)`.
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64, u64) {
+    let n = doc.lines.len();
+    let keep_head = config.traceback_head_frames;
+    let keep_tail = config.traceback_tail_frames;
+    let mut kinds = Vec::with_capacity(n);
+    let mut prev = Kind::Other;
+    for k in 0..n {
+        let l = doc.lines[k];
+        let kind = if l.marker.is_some() {
+            Kind::Other
+        } else {
+            let next = doc.lines.get(k + 1).filter(|x| x.marker.is_none()).map(|x| doc.text(x));
+            classify(doc.text(&l), prev, next)
+        };
+        // A continuation needs a frame before it.
+        let kind = if kind == Kind::Cont && prev == Kind::Other { Kind::Other } else { kind };
+        kinds.push(kind);
+        prev = kind;
+    }
+    let eol = doc.dominant_eol();
+    let mut out: Vec<Line> = Vec::with_capacity(n);
+    let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
+    let mut k = 0;
+    while k < n {
+        if kinds[k] != Kind::Start {
+            out.push(doc.lines[k]);
+            k += 1;
+            continue;
+        }
+        let mut j = k;
+        let mut starts = Vec::new();
+        while j < n && kinds[j] != Kind::Other {
+            if kinds[j] == Kind::Start {
+                starts.push(j);
+            }
+            j += 1;
+        }
+        if starts.len() > keep_head + keep_tail + 1 {
+            let cut_from = starts[keep_head];
+            let cut_to = starts[starts.len() - keep_tail]; // exclusive
+            out.extend_from_slice(&doc.lines[k..cut_from]);
+            let first = doc.lines[cut_from];
+            let last = doc.lines[cut_to - 1];
+            let (a, b) = (first.src_first, last.src_last);
+            let frames = (starts.len() - keep_head - keep_tail) as u64;
+            let lines = (cut_to - cut_from) as u64;
+            let m = Marker {
+                what: format!("{frames} traceback frames ({lines} lines) elided"),
+                rule: "traceback-keep",
+                lines: Some((a as u64 + 1, b as u64 + 1)),
+                bytes: Some(raw.bytes(a, b)),
+                restore: Some(RestoreCall::Lines {
+                    start: a as u64 + 1,
+                    end: b as u64 + 1,
+                }),
+            };
+            let line = doc.marker_line(m, eol, a, b);
+            out.push(line);
+            out.extend_from_slice(&doc.lines[cut_to..j]);
+            frames_elided += frames;
+            lines_elided += lines;
+        } else {
+            out.extend_from_slice(&doc.lines[k..j]);
+        }
+        k = j;
+    }
+    if frames_elided > 0 {
+        doc.lines = out;
+    }
+    (frames_elided, lines_elided)
+}
