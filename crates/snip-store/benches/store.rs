@@ -1,0 +1,67 @@
+//! Store benchmarks. Targets (issue 3): storing a 1 MB original ≤ 2 ms median; an
+//! 8 KiB restore page from a 32 MiB original ≤ 1 ms median.
+//!
+//! `cargo bench -p snip-store --bench store`
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use snip_store::{RestoreRequest, RestoreStatus, Store, StoreOptions};
+
+/// Deterministic log-like text (valid UTF-8, with some multi-byte characters).
+fn log_text(len: usize, seed: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 128);
+    let mut n = seed;
+    while out.len() < len {
+        n = n.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        out.extend_from_slice(
+            format!(
+                "2024-05-01T12:00:{:02} INFO worker-{} processed batch {} in {} ms — ok\n",
+                (n >> 10) % 60,
+                (n >> 20) % 16,
+                n >> 40,
+                (n >> 30) % 1000
+            )
+            .as_bytes(),
+        );
+    }
+    out.truncate(len);
+    out
+}
+
+fn put_1mb(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
+    let mut original = log_text(1_000_000, 1);
+    let mut i: u64 = 0;
+    c.bench_function("put 1 MB original", |b| {
+        b.iter_batched(
+            || {
+                // A new original each time (the same bytes would take the fast path).
+                i += 1;
+                original[..8].copy_from_slice(&i.to_le_bytes());
+                original.clone()
+            },
+            |o| store.put(&o).expect("put"),
+            BatchSize::LargeInput,
+        )
+    });
+}
+
+fn restore_page(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
+    let original = log_text(32 * 1024 * 1024, 2);
+    let id = store.put(&original).expect("put");
+    let mut start = 0u64;
+    c.bench_function("restore 8 KiB bytes page of a 32 MiB original", |b| {
+        b.iter(|| {
+            start = (start + 1_048_573) % (original.len() as u64 - 8192);
+            let r = store.restore(&RestoreRequest::bytes(&id, start, None));
+            assert_eq!(r.status, RestoreStatus::Ok);
+            r
+        })
+    });
+}
+
+criterion_group!(benches, put_1mb, restore_page);
+criterion_main!(benches);

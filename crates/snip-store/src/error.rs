@@ -1,0 +1,66 @@
+//! The store's error type. Every message is one line that says what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why the store could not be opened or could not keep an original.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store is turned off (`SNIP_STORE=0`).
+    #[error("the store of originals is off (SNIP_STORE=0); unset SNIP_STORE to turn it on")]
+    Disabled,
+    /// A `SNIP_*` variable of the store does not parse.
+    #[error("{0}")]
+    Config(#[from] snip_core::ConfigError),
+    /// The store directory (or a file in it) is unsafe to use: a symlink, not a
+    /// directory, or owned by another user.
+    #[error("refusing store {}: {reason}; set SNIP_STORE_DIR to a directory you own", path.display())]
+    Refused {
+        /// The refused path.
+        path: PathBuf,
+        /// Why, e.g. `it is a symlink`.
+        reason: String,
+    },
+    /// The original is larger than the store keeps.
+    #[error("original of {bytes} bytes is over {variable}={limit}; it is not retained")]
+    TooLarge {
+        /// Size of the original, in bytes.
+        bytes: u64,
+        /// The cap, in bytes.
+        limit: u64,
+        /// The variable that sets the cap.
+        variable: &'static str,
+    },
+    /// A file system operation failed.
+    #[error("store: cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done, e.g. `create`.
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        StoreError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Attaches an action and a path to an I/O result.
+pub(crate) trait IoContext<T> {
+    fn ctx(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T, StoreError>;
+}
+
+impl<T> IoContext<T> for io::Result<T> {
+    fn ctx(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T, StoreError> {
+        self.map_err(|e| StoreError::io(action, path, e))
+    }
+}

@@ -1,0 +1,116 @@
+//! Private directories and files: 0700/0600, owned by us, never through a symlink.
+
+use crate::error::{IoContext, StoreError};
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::time::SystemTime;
+
+/// Mode of the store directory and its subdirectories.
+pub const DIR_MODE: u32 = 0o700;
+/// Mode of every file in the store.
+pub const FILE_MODE: u32 = 0o600;
+
+/// The effective user id of this process.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Creates `dir` (and missing parents) with mode 0700, then checks it: it must be a
+/// real directory (not a symlink) owned by this user. A directory of ours with group
+/// or other permission bits is tightened to 0700.
+///
+/// # Errors
+/// [`StoreError::Refused`] for a symlink, a non-directory or a foreign owner;
+/// [`StoreError::Io`] when it cannot be created or inspected.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
+    match fs::symlink_metadata(dir) {
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            DirBuilder::new()
+                .recursive(true)
+                .mode(DIR_MODE)
+                .create(dir)
+                .ctx("create directory", dir)?;
+        }
+        Err(e) => return Err(StoreError::io("inspect", dir, e)),
+    }
+    let md = fs::symlink_metadata(dir).ctx("inspect", dir)?;
+    let refuse = |reason: String| StoreError::Refused {
+        path: dir.to_path_buf(),
+        reason,
+    };
+    if md.file_type().is_symlink() {
+        return Err(refuse("it is a symlink".into()));
+    }
+    if !md.is_dir() {
+        return Err(refuse("it is not a directory".into()));
+    }
+    let me = euid();
+    if md.uid() != me {
+        return Err(refuse(format!(
+            "it is owned by uid {}, not by this user (uid {me})",
+            md.uid()
+        )));
+    }
+    if md.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(DIR_MODE))
+            .ctx("set mode 0700 on", dir)?;
+    }
+    Ok(())
+}
+
+/// Opens an existing store file for reading without following a symlink, and checks
+/// that it is a regular file owned by this user and not readable by others.
+///
+/// # Errors
+/// [`StoreError::Io`] (e.g. `NotFound`) or [`StoreError::Refused`].
+pub fn open_private_file(path: &Path) -> Result<File, StoreError> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .ctx("open", path)?;
+    let md = f.metadata().ctx("inspect", path)?;
+    let refuse = |reason: String| StoreError::Refused {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if !md.is_file() {
+        return Err(refuse("it is not a regular file".into()));
+    }
+    if md.uid() != euid() {
+        return Err(refuse(format!("it is owned by uid {}", md.uid())));
+    }
+    if md.mode() & 0o077 != 0 {
+        return Err(refuse(format!(
+            "its mode is {:04o}, readable by others (chmod 600 it)",
+            md.mode() & 0o7777
+        )));
+    }
+    Ok(f)
+}
+
+/// Opens (creating with mode 0600) a store file for appending or locking, without
+/// following a symlink.
+pub fn open_rw_create(path: &Path, append: bool) -> Result<File, StoreError> {
+    let mut o = OpenOptions::new();
+    o.read(true)
+        .create(true)
+        .mode(FILE_MODE)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    if append {
+        o.append(true);
+    } else {
+        o.write(true);
+    }
+    o.open(path).ctx("open", path)
+}
+
+/// Milliseconds since the Unix epoch (0 for times before it).
+pub fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

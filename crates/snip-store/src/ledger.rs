@@ -1,0 +1,288 @@
+//! The savings ledger: one JSON line per rewrite, in `<store>/ledger.jsonl`.
+//!
+//! A row is appended with one `write(2)` on a file opened `O_APPEND`, so rows from
+//! many processes never interleave. When the file passes [`LEDGER_ROTATE_BYTES`] it is
+//! renamed to `ledger.jsonl.1` (replacing the previous one) under the store lock.
+//! Reading takes `ledger.jsonl.1` then `ledger.jsonl` and skips lines that do not
+//! parse (counted in [`Stats::unreadable_rows`]).
+
+use crate::error::{IoContext, StoreError};
+use crate::fsutil::{self, unix_ms};
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// Size at which the ledger is rotated: 5 MiB.
+pub const LEDGER_ROTATE_BYTES: u64 = 5 * 1024 * 1024;
+/// Longest `source` kept in a row, in characters.
+pub const MAX_SOURCE_CHARS: usize = 64;
+
+/// One rewrite (or one call over budget that saved nothing).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerRow {
+    /// When, in milliseconds since the Unix epoch (UTC).
+    pub time_ms: u64,
+    /// Which surface made the call, e.g. `filter`, `run`, `hook:claude-code`.
+    pub source: String,
+    /// Size of the tool output before, in bytes.
+    pub before: u64,
+    /// Size of what the model was given, in bytes (equal to `before` when nothing was
+    /// saved).
+    pub after: u64,
+    /// Ids of the rules that changed something, in execution order.
+    pub rules: Vec<String>,
+    /// The store id of the original, when it was retained.
+    pub id: Option<String>,
+    /// Whether the original was retained (restorable when the row was written).
+    pub retained: bool,
+    /// Whether anything lossy (elision) happened.
+    #[serde(default)]
+    pub lossy: bool,
+    /// Why the original was not retained, or why the call failed open, if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl LedgerRow {
+    /// The row for one [`snip_core::compress`] call, timestamped now.
+    pub fn from_outcome(outcome: &snip_core::Outcome, source: &str) -> Self {
+        let note = match (&outcome.failed_open, &outcome.retention) {
+            (Some(why), _) => Some(format!("failed open: {why}")),
+            (None, Some(snip_core::Retention::Failed { reason })) => {
+                Some(format!("not retained: {reason}"))
+            }
+            _ => None,
+        };
+        LedgerRow {
+            time_ms: unix_ms(SystemTime::now()),
+            source: source.chars().take(MAX_SOURCE_CHARS).collect(),
+            before: outcome.original_bytes as u64,
+            after: outcome.output.len() as u64,
+            rules: outcome.rules.iter().map(|r| r.id.to_string()).collect(),
+            id: outcome.id().map(str::to_string),
+            retained: outcome.id().is_some(),
+            lossy: outcome.lossy,
+            note,
+        }
+    }
+}
+
+/// Per-source totals in [`Stats`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SourceStats {
+    /// Rows from this source.
+    pub rewrites: u64,
+    /// Bytes before, summed.
+    pub bytes_before: u64,
+    /// Bytes after, summed.
+    pub bytes_after: u64,
+}
+
+/// An honest summary of ledger rows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Stats {
+    /// The lower time bound applied, in ms since the epoch, if any.
+    pub since_ms: Option<u64>,
+    /// Rows counted: every rewrite, including those that saved nothing.
+    pub rewrites: u64,
+    /// Rows whose output is smaller than their input.
+    pub saved_some: u64,
+    /// Rows whose output is not smaller than their input (saved nothing).
+    pub saved_nothing: u64,
+    /// Rows with a lossy elision.
+    pub lossy: u64,
+    /// Rows whose original was retained when written.
+    pub retained: u64,
+    /// Retained rows whose original is still in the store and within its TTL now.
+    pub recoverable: u64,
+    /// Bytes before, summed over rows.
+    pub bytes_before: u64,
+    /// Bytes after, summed over rows.
+    pub bytes_after: u64,
+    /// `bytes_before - bytes_after`: negative if output grew.
+    pub bytes_saved: i64,
+    /// `100 * bytes_saved / bytes_before` (0 when nothing was recorded); not rounded.
+    pub percent_saved: f64,
+    /// Time of the first and last row counted, in ms since the epoch.
+    pub first_ms: Option<u64>,
+    /// See `first_ms`.
+    pub last_ms: Option<u64>,
+    /// Totals per source.
+    pub by_source: BTreeMap<String, SourceStats>,
+    /// Rows each rule changed something in.
+    pub by_rule: BTreeMap<String, u64>,
+    /// Ledger lines that did not parse (skipped).
+    pub unreadable_rows: u64,
+}
+
+impl Stats {
+    /// Summarizes `rows`; `recoverable(id)` says whether an id can be restored now.
+    pub fn from_rows(
+        rows: &[LedgerRow],
+        since_ms: Option<u64>,
+        recoverable: impl Fn(&str) -> bool,
+    ) -> Stats {
+        let mut s = Stats {
+            since_ms,
+            ..Stats::default()
+        };
+        for r in rows {
+            s.rewrites += 1;
+            if r.after < r.before {
+                s.saved_some += 1;
+            } else {
+                s.saved_nothing += 1;
+            }
+            s.lossy += u64::from(r.lossy);
+            if r.retained {
+                s.retained += 1;
+                if r.id.as_deref().is_some_and(&recoverable) {
+                    s.recoverable += 1;
+                }
+            }
+            s.bytes_before += r.before;
+            s.bytes_after += r.after;
+            s.first_ms = Some(s.first_ms.map_or(r.time_ms, |f| f.min(r.time_ms)));
+            s.last_ms = Some(s.last_ms.map_or(r.time_ms, |l| l.max(r.time_ms)));
+            let e = s.by_source.entry(r.source.clone()).or_default();
+            e.rewrites += 1;
+            e.bytes_before += r.before;
+            e.bytes_after += r.after;
+            for rule in &r.rules {
+                *s.by_rule.entry(rule.clone()).or_default() += 1;
+            }
+        }
+        s.bytes_saved = s.bytes_before as i64 - s.bytes_after as i64;
+        s.percent_saved = if s.bytes_before == 0 {
+            0.0
+        } else {
+            100.0 * s.bytes_saved as f64 / s.bytes_before as f64
+        };
+        s
+    }
+}
+
+impl Store {
+    fn ledger_path(&self) -> PathBuf {
+        self.dir().join("ledger.jsonl")
+    }
+
+    /// Appends `row` to the ledger. Never fails loudly: errors are dropped (use
+    /// [`Store::try_record`] to see them).
+    pub fn record(&self, row: &LedgerRow) {
+        let _ = self.try_record(row);
+    }
+
+    /// Appends `row` to the ledger, rotating it past 5 MiB.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when the ledger cannot be opened or written.
+    pub fn try_record(&self, row: &LedgerRow) -> Result<(), StoreError> {
+        let path = self.ledger_path();
+        let mut line = serde_json::to_vec(row)
+            .map_err(|e| StoreError::io("encode a row for", &path, std::io::Error::other(e)))?;
+        line.push(b'\n');
+        let mut f = fsutil::open_rw_create(&path, true)?;
+        f.write_all(&line).ctx("append to", &path)?;
+        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        drop(f);
+        if size > LEDGER_ROTATE_BYTES {
+            let _lock = self.lock()?;
+            // Another process may have rotated it meanwhile.
+            if std::fs::metadata(&path).is_ok_and(|m| m.len() > LEDGER_ROTATE_BYTES) {
+                std::fs::rename(&path, self.dir().join("ledger.jsonl.1"))
+                    .ctx("rotate", &path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The ledger rows written at or after `since` (all rows when `None`), oldest
+    /// first, with the number of lines that did not parse.
+    pub fn ledger_rows(&self, since: Option<SystemTime>) -> (Vec<LedgerRow>, u64) {
+        let since_ms = since.map(unix_ms).unwrap_or(0);
+        let mut rows = Vec::new();
+        let mut bad = 0;
+        for name in ["ledger.jsonl.1", "ledger.jsonl"] {
+            let path = self.dir().join(name);
+            let f = match fsutil::open_private_file(&path) {
+                Ok(f) => f,
+                Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                    continue
+                }
+                Err(_) => {
+                    bad += 1;
+                    continue;
+                }
+            };
+            for line in BufReader::new(f).split(b'\n') {
+                let Ok(line) = line else {
+                    bad += 1;
+                    break;
+                };
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                match serde_json::from_slice::<LedgerRow>(&line) {
+                    Ok(r) if r.time_ms >= since_ms => rows.push(r),
+                    Ok(_) => {}
+                    Err(_) => bad += 1,
+                }
+            }
+        }
+        (rows, bad)
+    }
+
+    /// The ledger rows written at or after `since` (all rows when `None`).
+    pub fn ledger(&self, since: Option<SystemTime>) -> Vec<LedgerRow> {
+        self.ledger_rows(since).0
+    }
+
+    /// The summary of the ledger since `since`, checking which originals are still
+    /// recoverable.
+    pub fn stats(&self, since: Option<SystemTime>) -> Stats {
+        let (rows, bad) = self.ledger_rows(since);
+        let mut s = Stats::from_rows(&rows, since.map(unix_ms), |id| self.contains(id));
+        s.unreadable_rows = bad;
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(before: u64, after: u64, retained: bool) -> LedgerRow {
+        LedgerRow {
+            time_ms: 1000 + before,
+            source: "test".into(),
+            before,
+            after,
+            rules: vec!["ansi-strip".into()],
+            id: retained.then(|| "sn_000000000000000000000000".into()),
+            retained,
+            lossy: false,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn stats_count_rewrites_that_saved_nothing_and_losses() {
+        let rows = [row(100, 40, true), row(50, 50, false), row(10, 12, false)];
+        let s = Stats::from_rows(&rows, None, |_| true);
+        assert_eq!(s.rewrites, 3);
+        assert_eq!(s.saved_some, 1);
+        assert_eq!(s.saved_nothing, 2);
+        assert_eq!(s.bytes_before, 160);
+        assert_eq!(s.bytes_after, 102);
+        assert_eq!(s.bytes_saved, 58);
+        assert_eq!(s.retained, 1);
+        assert_eq!(s.recoverable, 1);
+        let loss = Stats::from_rows(&[row(10, 12, false)], None, |_| true);
+        assert_eq!(loss.bytes_saved, -2);
+        assert!(loss.percent_saved < 0.0);
+    }
+}

@@ -1,0 +1,156 @@
+//! snip-store: all of snip's disk I/O.
+//!
+//! - The **store of originals**: every original a lossy rewrite shortened is kept in a
+//!   private directory (0700, files 0600), written atomically, bounded by TTL, total
+//!   size, entry count and entry size, evicted oldest first, safe with many processes
+//!   ([`Store`]). Ids are keyed hashes of the original ([`id`]).
+//! - **Restore**: bounded slices of an original by bytes, lines, literal search or in
+//!   full, optionally scoped to one JSON field ([`RestoreRequest`],
+//!   [`RestoreResponse`]; the protocol is `docs/restore.md`).
+//! - The **savings ledger**: one JSON line per rewrite and an honest summary
+//!   ([`LedgerRow`], [`Stats`]).
+//! - [`compress_recorded`]: the one call every surface makes: compress, retain,
+//!   record, and never error or panic.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod entry;
+pub mod error;
+mod fsutil;
+pub mod id;
+pub mod ledger;
+pub mod options;
+pub mod restore;
+mod store;
+
+pub use entry::HEADER_LEN;
+pub use error::StoreError;
+pub use ledger::{LedgerRow, SourceStats, Stats};
+pub use options::StoreOptions;
+pub use restore::{
+    Encoding, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
+};
+pub use store::{GcReport, Store};
+
+use snip_core::{Config, Outcome, Retain, Retention};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The store as a surface holds it: open, turned off, or unavailable (with why).
+#[derive(Debug)]
+pub enum StoreHandle {
+    /// An open store.
+    Open(Store),
+    /// `SNIP_STORE=0`: nothing is retained or recorded; lossy markers say the original
+    /// is not retained.
+    Disabled,
+    /// The store could not be opened (bad settings, refused or unwritable directory):
+    /// compression applies only lossless rules. Holds the one-line reason.
+    Unavailable(String),
+}
+
+impl StoreHandle {
+    /// Opens the store described by `opts`; never fails (see the variants).
+    pub fn open(opts: &StoreOptions) -> StoreHandle {
+        if !opts.enabled {
+            return StoreHandle::Disabled;
+        }
+        match Store::open(opts) {
+            Ok(s) => StoreHandle::Open(s),
+            Err(e) => StoreHandle::Unavailable(e.to_string()),
+        }
+    }
+
+    /// Reads the options through `lookup` and opens the store.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> StoreHandle {
+        match StoreOptions::from_lookup(lookup) {
+            Ok(o) => StoreHandle::open(&o),
+            Err(e) => StoreHandle::Unavailable(e.to_string()),
+        }
+    }
+
+    /// The open store, if any.
+    pub fn store(&self) -> Option<&Store> {
+        match self {
+            StoreHandle::Open(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Answers a restore request; `unavailable` when the store is off or not open.
+    pub fn restore(&self, req: &RestoreRequest) -> RestoreResponse {
+        match self {
+            StoreHandle::Open(s) => s.restore(req),
+            StoreHandle::Disabled => RestoreResponse::failure(
+                req,
+                RestoreStatus::Unavailable,
+                "the store of originals is off (SNIP_STORE=0); nothing can be restored",
+            ),
+            StoreHandle::Unavailable(why) => {
+                RestoreResponse::failure(req, RestoreStatus::Unavailable, why.clone())
+            }
+        }
+    }
+
+    fn retention(&self, original: &[u8]) -> Retention {
+        match self {
+            StoreHandle::Open(s) => match s.put(original) {
+                Ok(id) => Retention::Retained { id },
+                Err(e) => Retention::Failed {
+                    reason: e.to_string(),
+                },
+            },
+            StoreHandle::Disabled => Retention::Off,
+            StoreHandle::Unavailable(why) => Retention::Failed {
+                reason: why.clone(),
+            },
+        }
+    }
+}
+
+/// Opens the store from the process environment (`SNIP_STORE`, `SNIP_STORE_DIR`, …).
+pub fn open_from_env() -> StoreHandle {
+    StoreHandle::from_lookup(|k| std::env::var(k).ok())
+}
+
+struct HandleRetain<'a>(&'a StoreHandle);
+
+impl Retain for HandleRetain<'_> {
+    fn retain(&mut self, original: &[u8]) -> Retention {
+        self.0.retention(original)
+    }
+}
+
+/// Compresses `input` with the store behind `store`, and appends a ledger row for
+/// every call that changed something or was over budget (`config.max_bytes`), tagged
+/// with `source` (e.g. `filter`, `hook:claude-code`).
+///
+/// Never errors and never panics: a panic anywhere inside gives the input back
+/// unchanged with [`Outcome::failed_open`] set. When the store fails to keep the
+/// original, the core sees [`Retention::Failed`] and applies only lossless rules; when
+/// the store is off it sees [`Retention::Off`].
+pub fn compress_recorded(
+    input: &[u8],
+    config: &Config,
+    store: &StoreHandle,
+    source: &str,
+) -> Outcome {
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let outcome = snip_core::compress(input, config, &mut HandleRetain(store));
+        if let StoreHandle::Open(s) = store {
+            if config.enabled && (outcome.changed || input.len() > config.max_bytes) {
+                s.record(&LedgerRow::from_outcome(&outcome, source));
+            }
+        }
+        outcome
+    }));
+    run.unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let mut o = Outcome::unchanged(input);
+        o.failed_open = Some(format!("internal panic: {why}"));
+        o
+    })
+}

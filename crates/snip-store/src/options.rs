@@ -1,0 +1,295 @@
+//! Where the store lives and how big it may grow, from `SNIP_*` variables.
+
+use snip_core::ConfigError;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default time to live of an original: 168 hours (7 days) since it was last stored.
+pub const DEFAULT_TTL_HOURS: u64 = 168;
+/// Default cap on the total size of the store's entry files: 128 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 128 * 1024 * 1024;
+/// Default cap on the number of originals kept: 2,000.
+pub const DEFAULT_MAX_ENTRIES: usize = 2000;
+/// Default cap on one original's size: 32 MiB. Larger originals are not retained.
+pub const DEFAULT_MAX_ENTRY_BYTES: u64 = 32 * 1024 * 1024;
+/// Default response cap of one restore call: 8 KiB of content.
+pub const DEFAULT_RECOVERY_MAX_BYTES: usize = 8192;
+/// Hard maximum of the response cap: 64 KiB, whatever a request or variable asks.
+pub const RECOVERY_HARD_MAX_BYTES: usize = 65536;
+/// Smallest response cap a request may ask for (one UTF-8 code point always fits).
+pub const RECOVERY_MIN_BYTES: usize = 4;
+
+/// Settings of the store, frozen when built.
+///
+/// All sizes are in bytes. Build with [`StoreOptions::from_lookup`] (environment) or
+/// [`StoreOptions::in_dir`] (defaults in a given directory, for tests and tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// `SNIP_STORE` (default on). When off, nothing is written to disk: no originals,
+    /// no ledger, and lossy markers say "original not retained".
+    pub enabled: bool,
+    /// The store directory: `SNIP_STORE_DIR`, else `$HERMES_HOME/cache/snip`, else
+    /// `$XDG_CACHE_HOME/snip`, else `$HOME/.cache/snip`. Always absolute when enabled;
+    /// empty when the store is off and no location could be resolved.
+    pub dir: PathBuf,
+    /// The variable that chose [`StoreOptions::dir`] (e.g. `SNIP_STORE_DIR`, `HOME`).
+    pub dir_from: &'static str,
+    /// `SNIP_STORE_TTL_HOURS` (default 168): an original older than this (since it was
+    /// last stored) answers `expired` and is removed by the next eviction or `gc`.
+    pub ttl: Duration,
+    /// `SNIP_STORE_MAX_BYTES` (default 128 MiB): cap on the sum of entry file sizes
+    /// (each entry is its original plus a 116-byte header).
+    pub max_bytes: u64,
+    /// `SNIP_STORE_MAX_ENTRIES` (default 2,000): cap on the number of originals.
+    pub max_entries: usize,
+    /// `SNIP_STORE_MAX_ENTRY_BYTES` (default 32 MiB): originals larger than this are
+    /// not retained (the caller then applies only lossless rules).
+    pub max_entry_bytes: u64,
+    /// `SNIP_RECOVERY_MAX_BYTES` (default 8,192, at most 65,536): bytes of content one
+    /// restore response carries unless the request asks for less or more (requests are
+    /// clamped to [`RECOVERY_HARD_MAX_BYTES`]).
+    pub recovery_max_bytes: usize,
+}
+
+impl StoreOptions {
+    /// Default settings with the store in `dir` (which should be absolute).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        StoreOptions {
+            enabled: true,
+            dir: dir.into(),
+            dir_from: "explicit",
+            ttl: Duration::from_secs(DEFAULT_TTL_HOURS * 3600),
+            max_bytes: DEFAULT_MAX_BYTES,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
+            recovery_max_bytes: DEFAULT_RECOVERY_MAX_BYTES,
+        }
+    }
+
+    /// Reads the store settings through `lookup` (for example
+    /// `|k| std::env::var(k).ok()`). Unset or empty variables take their defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first variable whose value does not parse or is out
+    /// of range, or `HOME` when no store location can be resolved while the store is on.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |k: &str| lookup(k).filter(|v| !v.trim().is_empty());
+        let enabled = match get("SNIP_STORE") {
+            Some(v) => snip_core::config::parse_bool("SNIP_STORE", &v)?,
+            None => true,
+        };
+        let (dir, dir_from) = match resolve_dir(&get) {
+            Ok(found) => found,
+            Err(e) if enabled => return Err(e),
+            Err(_) => (PathBuf::new(), "none"),
+        };
+        let mut o = StoreOptions::in_dir(dir);
+        o.enabled = enabled;
+        o.dir_from = dir_from;
+        if let Some(h) = number(&get, "SNIP_STORE_TTL_HOURS", "a whole number of hours >= 1")? {
+            if h == 0 || h > 24 * 365 * 100 {
+                return Err(ConfigError::new(
+                    "SNIP_STORE_TTL_HOURS",
+                    &h.to_string(),
+                    "a whole number of hours from 1 to 876000",
+                ));
+            }
+            o.ttl = Duration::from_secs(h * 3600);
+        }
+        let bytes = "a whole number of bytes >= 1, e.g. 134217728";
+        if let Some(v) = number(&get, "SNIP_STORE_MAX_BYTES", bytes)? {
+            o.max_bytes = at_least_one("SNIP_STORE_MAX_BYTES", v, bytes)?;
+        }
+        if let Some(v) = number(&get, "SNIP_STORE_MAX_ENTRIES", "a whole number >= 1")? {
+            let v = at_least_one("SNIP_STORE_MAX_ENTRIES", v, "a whole number >= 1")?;
+            o.max_entries = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = number(&get, "SNIP_STORE_MAX_ENTRY_BYTES", bytes)? {
+            o.max_entry_bytes = at_least_one("SNIP_STORE_MAX_ENTRY_BYTES", v, bytes)?;
+        }
+        let cap = "a whole number of bytes from 4 to 65536";
+        if let Some(v) = number(&get, "SNIP_RECOVERY_MAX_BYTES", cap)? {
+            if v < RECOVERY_MIN_BYTES as u64 || v > RECOVERY_HARD_MAX_BYTES as u64 {
+                return Err(ConfigError::new(
+                    "SNIP_RECOVERY_MAX_BYTES",
+                    &v.to_string(),
+                    cap,
+                ));
+            }
+            o.recovery_max_bytes = v as usize;
+        }
+        Ok(o)
+    }
+
+    /// The resolved settings as `(variable, value)` pairs in a fixed order, for
+    /// `snip config`. Sizes are printed in bytes, the TTL in hours.
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("SNIP_STORE", (if self.enabled { "1" } else { "0" }).to_string()),
+            (
+                "SNIP_STORE_DIR",
+                format!("{} (from {})", self.dir.display(), self.dir_from),
+            ),
+            ("SNIP_STORE_TTL_HOURS", (self.ttl.as_secs() / 3600).to_string()),
+            ("SNIP_STORE_MAX_BYTES", self.max_bytes.to_string()),
+            ("SNIP_STORE_MAX_ENTRIES", self.max_entries.to_string()),
+            ("SNIP_STORE_MAX_ENTRY_BYTES", self.max_entry_bytes.to_string()),
+            ("SNIP_RECOVERY_MAX_BYTES", self.recovery_max_bytes.to_string()),
+        ]
+    }
+
+    /// The largest original this store keeps, in bytes: the entry cap, and no more
+    /// than fits in the total cap with its header.
+    pub fn effective_entry_cap(&self) -> u64 {
+        self.max_entry_bytes
+            .min(self.max_bytes.saturating_sub(crate::entry::HEADER_LEN as u64))
+    }
+}
+
+fn resolve_dir(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<(PathBuf, &'static str), ConfigError> {
+    if let Some(d) = get("SNIP_STORE_DIR") {
+        let p = PathBuf::from(&d);
+        if !p.is_absolute() {
+            return Err(ConfigError::new(
+                "SNIP_STORE_DIR",
+                &d,
+                "an absolute directory path",
+            ));
+        }
+        return Ok((p, "SNIP_STORE_DIR"));
+    }
+    if let Some(h) = get("HERMES_HOME") {
+        let p = Path::new(&h);
+        if p.is_absolute() {
+            return Ok((p.join("cache").join("snip"), "HERMES_HOME"));
+        }
+    }
+    if let Some(x) = get("XDG_CACHE_HOME") {
+        // The XDG spec says relative values are ignored.
+        let p = Path::new(&x);
+        if p.is_absolute() {
+            return Ok((p.join("snip"), "XDG_CACHE_HOME"));
+        }
+    }
+    if let Some(h) = get("HOME") {
+        let p = Path::new(&h);
+        if p.is_absolute() {
+            return Ok((p.join(".cache").join("snip"), "HOME"));
+        }
+    }
+    Err(ConfigError::new(
+        "HOME",
+        &get("HOME").unwrap_or_default(),
+        "an absolute home directory, or set SNIP_STORE_DIR (or SNIP_STORE=0)",
+    ))
+}
+
+fn number(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    expected: &str,
+) -> Result<Option<u64>, ConfigError> {
+    match get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .replace('_', "")
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| ConfigError::new(name, &v, expected)),
+    }
+}
+
+fn at_least_one(name: &str, v: u64, expected: &str) -> Result<u64, ConfigError> {
+    if v == 0 {
+        Err(ConfigError::new(name, "0", expected))
+    } else {
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn opts(pairs: &[(&str, &str)]) -> Result<StoreOptions, ConfigError> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        StoreOptions::from_lookup(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn location_order() {
+        let all = [
+            ("SNIP_STORE_DIR", "/s"),
+            ("HERMES_HOME", "/h"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/home/u"),
+        ];
+        assert_eq!(opts(&all).unwrap().dir, PathBuf::from("/s"));
+        assert_eq!(opts(&all[1..]).unwrap().dir, PathBuf::from("/h/cache/snip"));
+        assert_eq!(opts(&all[2..]).unwrap().dir, PathBuf::from("/x/snip"));
+        let o = opts(&all[3..]).unwrap();
+        assert_eq!(o.dir, PathBuf::from("/home/u/.cache/snip"));
+        assert_eq!(o.dir_from, "HOME");
+        // Relative XDG_CACHE_HOME is ignored, as the spec says.
+        let o = opts(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/u")]).unwrap();
+        assert_eq!(o.dir, PathBuf::from("/u/.cache/snip"));
+    }
+
+    #[test]
+    fn defaults_and_overrides() {
+        let o = opts(&[("HOME", "/u")]).unwrap();
+        assert!(o.enabled);
+        assert_eq!(o.ttl, Duration::from_secs(168 * 3600));
+        assert_eq!(o.max_bytes, 128 << 20);
+        assert_eq!(o.max_entries, 2000);
+        assert_eq!(o.max_entry_bytes, 32 << 20);
+        assert_eq!(o.recovery_max_bytes, 8192);
+        let o = opts(&[
+            ("HOME", "/u"),
+            ("SNIP_STORE_TTL_HOURS", "2"),
+            ("SNIP_STORE_MAX_BYTES", "1_000"),
+            ("SNIP_STORE_MAX_ENTRIES", "5"),
+            ("SNIP_STORE_MAX_ENTRY_BYTES", "600"),
+            ("SNIP_RECOVERY_MAX_BYTES", "65536"),
+        ])
+        .unwrap();
+        assert_eq!(o.ttl, Duration::from_secs(7200));
+        assert_eq!(o.max_bytes, 1000);
+        assert_eq!(o.max_entries, 5);
+        assert_eq!(o.effective_entry_cap(), 600);
+        assert_eq!(o.recovery_max_bytes, 65536);
+        assert_eq!(o.entries().len(), 7);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        for (k, v) in [
+            ("SNIP_STORE_DIR", "relative/dir"),
+            ("SNIP_STORE", "maybe"),
+            ("SNIP_STORE_TTL_HOURS", "0"),
+            ("SNIP_STORE_MAX_BYTES", "12MB"),
+            ("SNIP_STORE_MAX_ENTRIES", "0"),
+            ("SNIP_RECOVERY_MAX_BYTES", "65537"),
+            ("SNIP_RECOVERY_MAX_BYTES", "3"),
+        ] {
+            let e = opts(&[("HOME", "/u"), (k, v)]).unwrap_err();
+            assert_eq!(e.variable, k, "{e}");
+            assert!(!e.to_string().contains('\n'));
+        }
+        assert_eq!(opts(&[]).unwrap_err().variable, "HOME");
+    }
+
+    #[test]
+    fn off_needs_no_location() {
+        let o = opts(&[("SNIP_STORE", "0")]).unwrap();
+        assert!(!o.enabled);
+        assert_eq!(o.dir, PathBuf::new());
+    }
+}

@@ -1,0 +1,427 @@
+//! The store of originals: atomic writes, caps, oldest-first eviction, many processes.
+//!
+//! Layout of a store directory (0700; every file 0600):
+//!
+//! ```text
+//! key              32 random bytes: the HMAC key of ids
+//! lock             flock(2) target; holds the usage counters (JSON)
+//! objects/         0700
+//!   sn_<24 hex>    one original: 116-byte header + the bytes (see `entry`)
+//!   .tmp-*         an original being written (renamed into place when complete)
+//! ledger.jsonl     the savings ledger; ledger.jsonl.1 is the previous one
+//! ```
+//!
+//! Writers write a temp file (locked with flock while written) outside the store
+//! lock, then take the store lock, rename it into place and update the usage counters;
+//! readers never lock. An entry name appears only when its file is complete, so a
+//! reader sees a whole entry or none.
+
+use crate::entry::{self, Entry, HEADER_LEN};
+use crate::error::{IoContext, StoreError};
+use crate::fsutil::{self, unix_ms};
+use crate::id::{self, Key};
+use crate::options::StoreOptions;
+use fs4::fs_std::FileExt as _;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File};
+use std::io::{ErrorKind, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Puts between full rescans of `objects/` (the usage counters are re-derived).
+const RESCAN_EVERY_PUTS: u64 = 256;
+/// Age after which the usage counters are re-derived by a rescan.
+const RESCAN_EVERY: Duration = Duration::from_secs(600);
+/// A temp file left this long and not locked by a writer is from a dead writer.
+const STALE_TEMP_AGE: Duration = Duration::from_secs(2);
+
+/// An open store of originals. Cheap to share by reference across threads; every
+/// method is safe to call from many processes at once.
+#[derive(Debug)]
+pub struct Store {
+    opts: StoreOptions,
+    dir: PathBuf,
+    objects: PathBuf,
+    key: Key,
+}
+
+/// What [`Store::gc`] did and what is left, in entries and bytes (entry files,
+/// headers included).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GcReport {
+    /// Originals removed because they outlived the TTL.
+    pub expired: u64,
+    /// Originals removed, oldest first, to bring the store within its caps.
+    pub evicted: u64,
+    /// Temp files of dead writers removed.
+    pub stale_temp_files: u64,
+    /// Originals left.
+    pub entries: u64,
+    /// Bytes left (entry files, headers included).
+    pub bytes: u64,
+}
+
+/// Usage counters kept in the lock file, updated under the lock.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct Usage {
+    entries: u64,
+    bytes: u64,
+    scanned_ms: u64,
+    puts: u64,
+}
+
+/// One entry found by a scan.
+struct Found {
+    name: String,
+    mtime: SystemTime,
+    size: u64,
+}
+
+/// Where an id stands, without reading its bytes.
+#[derive(Debug)]
+pub(crate) enum Lookup {
+    /// Present and within its TTL.
+    Live(Entry),
+    /// Present but older than the TTL.
+    Expired,
+    /// Not in the store.
+    Missing,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `opts.dir`.
+    ///
+    /// # Errors
+    /// [`StoreError::Disabled`] when `opts.enabled` is false; [`StoreError::Refused`]
+    /// when the directory (or `objects/`, or the key file) is a symlink, not a
+    /// directory, or owned by another user; [`StoreError::Io`] when it cannot be
+    /// created or read.
+    pub fn open(opts: &StoreOptions) -> Result<Store, StoreError> {
+        if !opts.enabled {
+            return Err(StoreError::Disabled);
+        }
+        let dir = opts.dir.clone();
+        if !dir.is_absolute() {
+            return Err(StoreError::Refused {
+                path: dir,
+                reason: "it is not an absolute path".into(),
+            });
+        }
+        fsutil::ensure_private_dir(&dir)?;
+        let objects = dir.join("objects");
+        fsutil::ensure_private_dir(&objects)?;
+        let key = Key::load_or_create(&dir)?;
+        Ok(Store {
+            opts: opts.clone(),
+            dir,
+            objects,
+            key,
+        })
+    }
+
+    /// The options this store was opened with.
+    pub fn options(&self) -> &StoreOptions {
+        &self.opts
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The id `original` has (or would have) in this store: `sn_` + 24 lowercase hex.
+    pub fn id_for(&self, original: &[u8]) -> String {
+        self.key.id_for_digest(&id::sha256(original))
+    }
+
+    /// Keeps `original` and returns its id. Idempotent: storing the same bytes again
+    /// returns the same id and refreshes the entry's age (its TTL starts over).
+    ///
+    /// The file is written to a temp file and renamed into place (no fsync: after a
+    /// power cut an id may answer `not_found`, never a partial original). When the
+    /// store goes over a cap, the oldest originals are evicted (down to 90% of the cap,
+    /// so that eviction scans are rare), never the one just stored.
+    ///
+    /// # Errors
+    /// [`StoreError::TooLarge`] when the original is over `SNIP_STORE_MAX_ENTRY_BYTES`
+    /// (or cannot fit in `SNIP_STORE_MAX_BYTES`); [`StoreError::Io`] when it cannot be
+    /// written (disk full, read-only directory…).
+    pub fn put(&self, original: &[u8]) -> Result<String, StoreError> {
+        let len = original.len() as u64;
+        if len > self.opts.max_entry_bytes {
+            return Err(StoreError::TooLarge {
+                bytes: len,
+                limit: self.opts.max_entry_bytes,
+                variable: "SNIP_STORE_MAX_ENTRY_BYTES",
+            });
+        }
+        if len + HEADER_LEN as u64 > self.opts.max_bytes {
+            return Err(StoreError::TooLarge {
+                bytes: len,
+                limit: self.opts.max_bytes,
+                variable: "SNIP_STORE_MAX_BYTES",
+            });
+        }
+        let digest = id::sha256(original);
+        let id = self.key.id_for_digest(&digest);
+        let path = self.objects.join(&id);
+        let file_len = len + HEADER_LEN as u64;
+        if self.refresh_if_present(&path, file_len) {
+            return Ok(id);
+        }
+
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(&self.objects)
+            .ctx("create a temp file in", &self.objects)?;
+        // Locked while being written, so `gc` can tell a live writer from a dead one.
+        tmp.as_file()
+            .lock_exclusive()
+            .ctx("lock", tmp.path().to_path_buf())?;
+        let tmp_path = tmp.path().to_path_buf();
+        tmp.write_all(&entry::header(&digest, len))
+            .ctx("write", &tmp_path)?;
+        tmp.write_all(original).ctx("write", &tmp_path)?;
+
+        let lock = self.lock()?;
+        if self.refresh_if_present(&path, file_len) {
+            return Ok(id);
+        }
+        tmp.persist(&path)
+            .map_err(|e| StoreError::io("rename into place", &path, e.error))?;
+        let mut usage = match read_usage(&lock) {
+            Some(u) if !self.needs_rescan(&u) => Usage {
+                entries: u.entries + 1,
+                bytes: u.bytes + file_len,
+                puts: u.puts + 1,
+                ..u
+            },
+            _ => self.scan_usage()?,
+        };
+        if usage.entries > self.opts.max_entries as u64 || usage.bytes > self.opts.max_bytes {
+            let low_entries = self.opts.max_entries as u64 - (self.opts.max_entries as u64 / 10);
+            let low_bytes = self.opts.max_bytes - self.opts.max_bytes / 10;
+            let (_, _, left) = self.evict(Some(&id), low_entries.max(1), low_bytes)?;
+            usage = left;
+        }
+        write_usage(&lock, &usage);
+        Ok(id)
+    }
+
+    /// Looks up `id` (which must already be validated).
+    pub(crate) fn lookup(&self, id: &str) -> Result<Lookup, StoreError> {
+        debug_assert!(id::is_valid_id(id));
+        let path = self.objects.join(id);
+        let file = match fsutil::open_private_file(&path) {
+            Ok(f) => f,
+            Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                return Ok(Lookup::Missing)
+            }
+            Err(e) => return Err(e),
+        };
+        let md = file.metadata().ctx("inspect", &path)?;
+        if self.is_expired(md.modified().ok()) {
+            return Ok(Lookup::Expired);
+        }
+        Entry::from_file(file, md.len())
+            .map(Lookup::Live)
+            .ctx("read", &path)
+    }
+
+    /// True when `id` is valid, present and within its TTL.
+    pub fn contains(&self, id: &str) -> bool {
+        id::is_valid_id(id) && matches!(self.lookup(id), Ok(Lookup::Live(_)))
+    }
+
+    /// Removes expired originals and stale temp files, then evicts the oldest
+    /// originals until the store is within its caps.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when the store cannot be locked or listed.
+    pub fn gc(&self) -> Result<GcReport, StoreError> {
+        let lock = self.lock()?;
+        let stale = self.remove_stale_temps();
+        let (expired, evicted, usage) = self.evict(
+            None,
+            self.opts.max_entries as u64,
+            self.opts.max_bytes,
+        )?;
+        write_usage(&lock, &usage);
+        Ok(GcReport {
+            expired,
+            evicted,
+            stale_temp_files: stale,
+            entries: usage.entries,
+            bytes: usage.bytes,
+        })
+    }
+
+    /// Takes the store lock (exclusive; released when the file is dropped). A fresh
+    /// open file description each time, so threads of one process exclude each other
+    /// too.
+    pub(crate) fn lock(&self) -> Result<File, StoreError> {
+        let path = self.dir.join("lock");
+        let f = fsutil::open_rw_create(&path, false)?;
+        f.lock_exclusive().ctx("lock", &path)?;
+        Ok(f)
+    }
+
+    fn is_expired(&self, mtime: Option<SystemTime>) -> bool {
+        match mtime.and_then(|m| SystemTime::now().duration_since(m).ok()) {
+            Some(age) => age > self.opts.ttl,
+            None => false,
+        }
+    }
+
+    fn needs_rescan(&self, u: &Usage) -> bool {
+        let age = unix_ms(SystemTime::now()).saturating_sub(u.scanned_ms);
+        u.puts >= RESCAN_EVERY_PUTS || age > RESCAN_EVERY.as_millis() as u64
+    }
+
+    /// If a complete entry for this path exists, refreshes its age and says so.
+    fn refresh_if_present(&self, path: &Path, file_len: u64) -> bool {
+        match fs::symlink_metadata(path) {
+            Ok(md) if md.is_file() && md.len() == file_len => fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_modified(SystemTime::now()))
+                .is_ok(),
+            _ => false,
+        }
+    }
+
+    /// Lists the entries in `objects/` (names that are valid ids only).
+    fn scan(&self) -> Result<Vec<Found>, StoreError> {
+        let mut out = Vec::new();
+        for de in fs::read_dir(&self.objects).ctx("list", &self.objects)? {
+            let Ok(de) = de else { continue };
+            let Some(name) = de.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !id::is_valid_id(&name) {
+                continue;
+            }
+            let Ok(md) = de.metadata() else { continue };
+            if !md.is_file() {
+                continue;
+            }
+            out.push(Found {
+                name,
+                mtime: md.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                size: md.len(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn scan_usage(&self) -> Result<Usage, StoreError> {
+        let found = self.scan()?;
+        Ok(Usage {
+            entries: found.len() as u64,
+            bytes: found.iter().map(|f| f.size).sum(),
+            scanned_ms: unix_ms(SystemTime::now()),
+            puts: 0,
+        })
+    }
+
+    /// Under the lock: removes expired entries, then the oldest ones (never `keep`)
+    /// until at most `max_entries` entries and `max_bytes` bytes remain. Returns
+    /// (expired removed, evicted, usage left).
+    fn evict(
+        &self,
+        keep: Option<&str>,
+        max_entries: u64,
+        max_bytes: u64,
+    ) -> Result<(u64, u64, Usage), StoreError> {
+        let mut found = self.scan()?;
+        found.sort_by(|a, b| a.mtime.cmp(&b.mtime).then_with(|| a.name.cmp(&b.name)));
+        let mut entries = found.len() as u64;
+        let mut bytes: u64 = found.iter().map(|f| f.size).sum();
+        let (mut expired, mut evicted) = (0, 0);
+        for f in &found {
+            if Some(f.name.as_str()) == keep {
+                continue;
+            }
+            let is_expired = self.is_expired(Some(f.mtime));
+            if !is_expired && entries <= max_entries && bytes <= max_bytes {
+                // Sorted oldest first: nothing later is expired either.
+                break;
+            }
+            match fs::remove_file(self.objects.join(&f.name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(StoreError::io("remove", self.objects.join(&f.name), e)),
+            }
+            entries -= 1;
+            bytes -= f.size;
+            if is_expired {
+                expired += 1;
+            } else {
+                evicted += 1;
+            }
+        }
+        let usage = Usage {
+            entries,
+            bytes,
+            scanned_ms: unix_ms(SystemTime::now()),
+            puts: 0,
+        };
+        Ok((expired, evicted, usage))
+    }
+
+    /// Removes temp files whose writer is gone: not locked, and not modified for
+    /// [`STALE_TEMP_AGE`].
+    fn remove_stale_temps(&self) -> u64 {
+        let Ok(rd) = fs::read_dir(&self.objects) else {
+            return 0;
+        };
+        let mut n = 0;
+        for de in rd.flatten() {
+            let name = de.file_name();
+            if !name.to_string_lossy().starts_with(".tmp-") {
+                continue;
+            }
+            let path = de.path();
+            let Ok(f) = File::open(&path) else { continue };
+            let old = f
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| SystemTime::now().duration_since(m).ok())
+                .is_some_and(|age| age >= STALE_TEMP_AGE);
+            if old && f.try_lock_exclusive().unwrap_or(false) && fs::remove_file(&path).is_ok() {
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+fn read_usage(lock: &File) -> Option<Usage> {
+    let mut s = String::new();
+    let mut f = lock;
+    f.seek(std::io::SeekFrom::Start(0)).ok()?;
+    f.read_to_string(&mut s).ok()?;
+    serde_json::from_str(s.trim()).ok()
+}
+
+fn write_usage(lock: &File, u: &Usage) {
+    // Best effort: a torn or missing record only forces a rescan next time.
+    let line = serde_json::to_string(u).unwrap_or_default() + "\n";
+    let mut f = lock;
+    let _ = f
+        .set_len(0)
+        .and_then(|_| f.seek(std::io::SeekFrom::Start(0)))
+        .and_then(|_| f.write_all(line.as_bytes()));
+}
+
+impl snip_core::Retain for Store {
+    fn retain(&mut self, original: &[u8]) -> snip_core::Retention {
+        match self.put(original) {
+            Ok(id) => snip_core::Retention::Retained { id },
+            Err(e) => snip_core::Retention::Failed {
+                reason: e.to_string(),
+            },
+        }
+    }
+}
