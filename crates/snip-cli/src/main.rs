@@ -3,6 +3,7 @@
 
 mod cmd;
 mod common;
+mod hosts;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,12 +1,78 @@
-//! `snip hook` (placeholder: owned by the work on this subcommand).
+//! `snip hook <host>`: host hooks. Each reads the host's payload on stdin and writes
+//! the host's reply on stdout, failing open: on anything unexpected (bad JSON, unknown
+//! tool, I/O error, even a panic) the Claude Code hook prints `{}` and exits 0, and
+//! the OpenCode filter echoes its input unchanged.
+use crate::hosts::{claude_code, engine};
 use anyhow::Result;
+use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 
 /// Arguments of `snip hook`.
-#[derive(clap::Args, Debug, Default)]
-pub struct Args {}
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The host whose hook payload arrives on stdin.
+    #[command(subcommand)]
+    pub host: Host,
+}
+
+/// Hosts with a hook.
+#[derive(clap::Subcommand, Debug)]
+pub enum Host {
+    /// Claude Code `PostToolUse` (and, with `--wrap-bash` installs, `PreToolUse`)
+    /// payload on stdin → `hookSpecificOutput` JSON on stdout (`{}` for no change).
+    ClaudeCode,
+    /// OpenCode plugin filter: one tool output (raw text) on stdin → the text the
+    /// model should see on stdout.
+    Opencode {
+        /// The OpenCode tool id (e.g. `bash`, `read`), recorded in the ledger as
+        /// `opencode:<tool>`.
+        #[arg(long, default_value = "tool")]
+        tool: String,
+    },
+}
 
 /// Runs `snip hook`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("snip hook is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.host {
+        Host::ClaudeCode => claude_code_hook(),
+        Host::Opencode { tool } => opencode_filter(&tool),
+    }
+}
+
+/// Reads the payload, answers it, and always exits 0.
+fn claude_code_hook() -> Result<ExitCode> {
+    let mut input = Vec::new();
+    let reply = match std::io::stdin().lock().read_to_end(&mut input) {
+        Ok(_) => std::panic::catch_unwind(|| {
+            let payload: serde_json::Value = serde_json::from_slice(&input).ok()?;
+            claude_code::respond(&payload)
+        })
+        .ok()
+        .flatten(),
+        Err(_) => None,
+    };
+    let text = match reply {
+        Some(v) => serde_json::to_string(&v).unwrap_or_else(|_| "{}".into()),
+        None => "{}".into(),
+    };
+    let mut out = std::io::stdout().lock();
+    // Nothing useful can be done if stdout is gone; the exit status stays 0.
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Filters one OpenCode tool output. Invalid UTF-8, errors and panics echo the input.
+fn opencode_filter(tool: &str) -> Result<ExitCode> {
+    let mut input = Vec::new();
+    std::io::stdin().lock().read_to_end(&mut input)?;
+    let source = format!("opencode:{tool}");
+    let output = std::panic::catch_unwind(|| engine::compress(&input, &source))
+        .ok()
+        .filter(|o| o.changed)
+        .map(|o| o.output);
+    let mut out = std::io::stdout().lock();
+    out.write_all(output.as_deref().unwrap_or(&input))?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }

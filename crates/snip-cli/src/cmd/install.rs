@@ -1,12 +1,83 @@
-//! `snip install` (placeholder: owned by the work on this subcommand).
-use anyhow::Result;
+//! `snip install <host>`: registers snip with an agent host (see `docs/claude-code.md`
+//! and `docs/opencode.md`). Config files are edited in place keeping every other key,
+//! their order and (JSONC) comments; a timestamped backup is written first; a second
+//! run changes nothing; a malformed file is refused and left untouched.
+use crate::hosts::claude_install::{self, Scope};
+use crate::hosts::{config_file, opencode};
+use anyhow::{Context as _, Result};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `snip install`.
-#[derive(clap::Args, Debug, Default)]
-pub struct Args {}
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The host to register with.
+    #[arg(value_enum)]
+    pub host: HostName,
+    /// Where to register: `user` (every project), `project` (shared files in the
+    /// current directory) or `local` (Claude Code only: this user, this project).
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+    /// Claude Code: also add the `PreToolUse` hook that runs Bash commands through
+    /// `snip run` (never auto-approves a command).
+    #[arg(long)]
+    pub wrap_bash: bool,
+    /// Print the exact edit as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Hosts snip can be installed into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostName {
+    /// Claude Code: `PostToolUse` hook + MCP server.
+    ClaudeCode,
+    /// OpenCode: MCP server + `tool.execute.after` plugin.
+    Opencode,
+}
+
+/// The absolute path of the running `snip` binary (what the configs point to).
+pub fn snip_exe() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the snip binary")?;
+    Ok(exe.canonicalize().unwrap_or(exe))
+}
 
 /// Runs `snip install`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("snip install is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let exe = snip_exe()?;
+    let changes = match args.host {
+        HostName::ClaudeCode => claude_install::plan_install(args.scope, args.wrap_bash, &exe)?,
+        HostName::Opencode => {
+            if args.wrap_bash {
+                anyhow::bail!("--wrap-bash applies to claude-code only");
+            }
+            opencode::plan_install(args.scope, &exe)?
+        }
+    };
+    let host = args.host.name();
+    if changes.is_empty() {
+        println!(
+            "snip is already installed for {host} (scope {:?}); nothing changed",
+            args.scope
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let written = config_file::apply_install(changes, args.dry_run)?;
+    for path in &written {
+        println!("updated {}", path.display());
+    }
+    if !args.dry_run {
+        println!("snip is installed for {host}; `snip uninstall {host}` removes it");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+impl HostName {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostName::ClaudeCode => "claude-code",
+            HostName::Opencode => "opencode",
+        }
+    }
 }

@@ -1,12 +1,42 @@
-//! `snip uninstall` (placeholder: owned by the work on this subcommand).
+//! `snip uninstall <host>`: removes what `snip install` added. A file still exactly as
+//! the install left it gets its original bytes back (or is deleted when the install
+//! created it); a file edited since loses only snip's own entries.
+use super::install::HostName;
+use crate::hosts::claude_install::{self, Scope};
+use crate::hosts::{config_file, opencode};
 use anyhow::Result;
 use std::process::ExitCode;
 
 /// Arguments of `snip uninstall`.
-#[derive(clap::Args, Debug, Default)]
-pub struct Args {}
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The host to remove snip from.
+    #[arg(value_enum)]
+    pub host: HostName,
+    /// The scope given to `snip install`.
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+    /// Print the exact edit as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
 
 /// Runs `snip uninstall`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("snip uninstall is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let changes = match args.host {
+        HostName::ClaudeCode => claude_install::plan_uninstall(args.scope)?,
+        HostName::Opencode => opencode::plan_uninstall(args.scope)?,
+    };
+    let host = args.host.name();
+    if changes.is_empty() {
+        println!(
+            "snip is not installed for {host} (scope {:?}); nothing changed",
+            args.scope
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for path in config_file::apply_uninstall(changes, args.dry_run)? {
+        println!("restored {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

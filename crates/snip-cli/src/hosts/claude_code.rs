@@ -1,0 +1,353 @@
+//! Claude Code hook payloads: `PostToolUse` (replace a tool's output with its
+//! compressed form) and the opt-in `PreToolUse` Bash wrapper.
+//!
+//! Shapes (see `docs/claude-code.md` for sources): Claude Code validates
+//! `hookSpecificOutput.updatedToolOutput` against the tool's own output schema and
+//! silently keeps the original when it does not match, so every reply mirrors the
+//! `tool_response` it was given and only replaces string fields:
+//!
+//! | tool | fields replaced |
+//! |---|---|
+//! | `Bash`, `PowerShell` | `stdout`, `stderr` (other keys kept) |
+//! | `Read` (`type: "text"`) | `file.content` |
+//! | `Grep` | `content`, and `filenames` when long |
+//! | `Glob` | `filenames` when long |
+//! | `WebFetch` | `result` |
+//! | `mcp__*` | every `text` of a content-block list (also `updatedMCPToolOutput`) |
+//!
+//! Anything else, including snip's own MCP tools (`mcp__snip__*`), gets no reply.
+
+use super::engine;
+use serde_json::{json, Map, Value};
+use std::io::Read as _;
+
+/// Upper bound, in bytes, for a persisted output file read back from
+/// `persistedOutputPath` (the store's per-entry cap is 32 MiB).
+pub const MAX_PERSISTED_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Prefix of the tools snip's own MCP server exposes; never rewritten.
+const OWN_MCP_PREFIX: &str = "mcp__snip__";
+
+/// Answers one hook payload (the JSON Claude Code writes on stdin). `None` means
+/// "no change": the caller prints `{}`.
+pub fn respond(payload: &Value) -> Option<Value> {
+    match payload.get("hook_event_name")?.as_str()? {
+        "PostToolUse" => post_tool_use(payload),
+        "PreToolUse" => pre_tool_use(payload, &std::env::current_exe().ok()?),
+        _ => None,
+    }
+}
+
+/// `PostToolUse`: the tool's output in its own shape, with long text compressed.
+pub fn post_tool_use(payload: &Value) -> Option<Value> {
+    let tool = payload.get("tool_name")?.as_str()?;
+    if tool.starts_with(OWN_MCP_PREFIX) {
+        return None;
+    }
+    let response = payload.get("tool_response")?;
+    let source = format!("claude-code:{tool}");
+    let updated = match tool {
+        "Bash" | "PowerShell" => shell_output(response, &source)?,
+        "Read" => read_output(response, &source)?,
+        "Grep" => grep_output(response, &source)?,
+        "Glob" => filenames_output(response, &source)?,
+        "WebFetch" => string_field(response, "result", &source)?,
+        t if t.starts_with("mcp__") => {
+            let updated = mcp_output(response, &source)?;
+            return Some(json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PostToolUse",
+                    "updatedToolOutput": updated.clone(),
+                    "updatedMCPToolOutput": updated,
+                }
+            }));
+        }
+        _ => return None,
+    };
+    Some(json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "updatedToolOutput": updated,
+        }
+    }))
+}
+
+/// Bash: `{stdout, stderr, interrupted, …}`. When Claude Code persisted the full
+/// output to a file (`persistedOutputPath`), `stdout` holds only a preview: the file is
+/// read back, compressed, and the persisted keys are dropped so the model sees the
+/// compressed whole instead of a 2 KB preview.
+fn shell_output(response: &Value, source: &str) -> Option<Value> {
+    let mut obj = response.as_object()?.clone();
+    let mut changed = false;
+    if let Some(path) = obj.get("persistedOutputPath").and_then(Value::as_str) {
+        let full = read_persisted(path)?;
+        let compressed = engine::compress_str(&full, source)?;
+        obj.insert("stdout".into(), Value::String(compressed));
+        obj.remove("persistedOutputPath");
+        obj.remove("persistedOutputSize");
+        changed = true;
+    } else if let Some(stdout) = obj.get("stdout").and_then(Value::as_str) {
+        if let Some(c) = engine::compress_str(stdout, source) {
+            obj.insert("stdout".into(), Value::String(c));
+            changed = true;
+        }
+    }
+    if let Some(stderr) = obj.get("stderr").and_then(Value::as_str) {
+        if let Some(c) = engine::compress_str(stderr, source) {
+            obj.insert("stderr".into(), Value::String(c));
+            changed = true;
+        }
+    }
+    // The schema requires these three; a payload without them is not a Bash result.
+    let well_formed = obj.get("stdout").is_some_and(Value::is_string)
+        && obj.get("stderr").is_some_and(Value::is_string)
+        && obj.get("interrupted").is_some_and(Value::is_boolean);
+    (changed && well_formed).then_some(Value::Object(obj))
+}
+
+/// Reads a file Claude Code persisted, refusing anything over
+/// [`MAX_PERSISTED_BYTES`] or not UTF-8.
+fn read_persisted(path: &str) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    if file.metadata().ok()?.len() > MAX_PERSISTED_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_PERSISTED_BYTES + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// Read: `{type: "text", file: {filePath, content, numLines, startLine, totalLines}}`.
+fn read_output(response: &Value, source: &str) -> Option<Value> {
+    let mut obj = response.as_object()?.clone();
+    if obj.get("type").and_then(Value::as_str) != Some("text") {
+        return None;
+    }
+    let file = obj.get("file")?;
+    let updated = string_field(file, "content", source)?;
+    obj.insert("file".into(), updated);
+    Some(Value::Object(obj))
+}
+
+/// Grep: `{mode, numFiles, filenames, content?, numLines?, …}`.
+fn grep_output(response: &Value, source: &str) -> Option<Value> {
+    let mut obj = response.as_object()?.clone();
+    let mut changed = false;
+    if let Some(Value::Object(o)) = string_field(response, "content", source) {
+        obj = o;
+        changed = true;
+    }
+    if let Some(Value::Object(o)) = filenames_output(&Value::Object(obj.clone()), source) {
+        obj = o;
+        changed = true;
+    }
+    changed.then_some(Value::Object(obj))
+}
+
+/// Glob (and Grep's `filenames`): a long list of paths is compressed as the lines the
+/// model reads, then split back into one array item per line (markers included).
+fn filenames_output(response: &Value, source: &str) -> Option<Value> {
+    let mut obj = response.as_object()?.clone();
+    let names = obj.get("filenames")?.as_array()?;
+    let mut text = String::new();
+    for (i, n) in names.iter().enumerate() {
+        let n = n.as_str()?;
+        if n.contains('\n') || n.contains('\r') {
+            return None;
+        }
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(n);
+    }
+    let compressed = engine::compress_str(&text, source)?;
+    let items: Vec<Value> = compressed
+        .split('\n')
+        .map(|l| Value::String(l.to_string()))
+        .collect();
+    obj.insert("filenames".into(), Value::Array(items));
+    Some(Value::Object(obj))
+}
+
+/// Replaces one string field of an object with its compressed form.
+fn string_field(response: &Value, key: &str, source: &str) -> Option<Value> {
+    let mut obj: Map<String, Value> = response.as_object()?.clone();
+    let text = obj.get(key)?.as_str()?;
+    let compressed = engine::compress_str(text, source)?;
+    obj.insert(key.into(), Value::String(compressed));
+    Some(Value::Object(obj))
+}
+
+/// MCP tools: a content-block list (`[{type: "text", text}, …]`), a result object
+/// with such a `content` list, or a plain string. Non-text blocks are kept as they are.
+fn mcp_output(response: &Value, source: &str) -> Option<Value> {
+    match response {
+        Value::Array(blocks) => Some(Value::Array(mcp_blocks(blocks, source)?)),
+        Value::Object(obj) => {
+            let blocks = obj.get("content")?.as_array()?;
+            let mut obj = obj.clone();
+            obj.insert("content".into(), Value::Array(mcp_blocks(blocks, source)?));
+            Some(Value::Object(obj))
+        }
+        Value::String(s) => engine::compress_str(s, source).map(Value::String),
+        _ => None,
+    }
+}
+
+/// Compresses the `text` of every text block; `None` when no block changed.
+fn mcp_blocks(blocks: &[Value], source: &str) -> Option<Vec<Value>> {
+    let mut changed = false;
+    let out = blocks
+        .iter()
+        .map(|b| {
+            if b.get("type").and_then(Value::as_str) == Some("text") {
+                if let Some(v) = string_field(b, "text", source) {
+                    changed = true;
+                    return v;
+                }
+            }
+            b.clone()
+        })
+        .collect();
+    changed.then_some(out)
+}
+
+/// Shell builtins whose effect must stay in Claude Code's own shell; a command using
+/// any of them is never wrapped (a subshell would lose the change).
+const STATEFUL_BUILTINS: &[&str] = &[
+    "cd", "pushd", "popd", "export", "unset", "source", ".", "alias", "unalias", "set", "shopt",
+    "exec", "ulimit", "umask", "declare", "typeset", "readonly", "local", "eval", "trap", "hash",
+    "builtin", "enable",
+];
+
+/// `PreToolUse` for Bash (opt-in with `snip install claude-code --wrap-bash`): rewrites
+/// the command to run through `snip run` so failing commands and outputs over Claude
+/// Code's own cut are compressed too. Only `updatedInput` is set: the permission
+/// decision stays with the user's rules (it is never `allow`).
+pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value> {
+    if payload.get("tool_name")?.as_str()? != "Bash" {
+        return None;
+    }
+    let input = payload.get("tool_input")?.as_object()?;
+    let command = input.get("command")?.as_str()?;
+    if command.trim().is_empty()
+        || input.get("run_in_background").and_then(Value::as_bool) == Some(true)
+        || changes_shell_state(command)
+    {
+        return None;
+    }
+    let exe = snip_exe.to_str()?;
+    let prefix = format!("{} run -- ", shell_quote(exe));
+    if command.starts_with(&prefix) {
+        return None;
+    }
+    let mut updated = input.clone();
+    updated.insert(
+        "command".into(),
+        Value::String(format!("{prefix}bash -c {}", shell_quote(command))),
+    );
+    Some(json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": updated,
+        }
+    }))
+}
+
+/// True when some simple command in `command` starts with a stateful builtin, or the
+/// command assigns a shell variable on its own (`X=1`), which would not survive a
+/// subshell. Conservative: a false positive only means "not wrapped".
+pub fn changes_shell_state(command: &str) -> bool {
+    let separators = |c: char| matches!(c, ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}' | '`');
+    command.split(separators).any(|segment| {
+        let mut words = segment.split_whitespace().peekable();
+        let mut saw_assignment = false;
+        while let Some(w) = words.peek() {
+            if is_assignment(w) {
+                saw_assignment = true;
+                words.next();
+            } else {
+                break;
+            }
+        }
+        match words.next() {
+            Some(w) => {
+                let w = w.trim_start_matches('$');
+                STATEFUL_BUILTINS.contains(&w) || w.starts_with("$(")
+            }
+            None => saw_assignment,
+        }
+    })
+}
+
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// POSIX single-quote quoting: `it's` → `'it'\''s'`.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stateful_commands_are_not_wrapped() {
+        for c in [
+            "cd src && ls",
+            "export A=1",
+            "A=1",
+            "ls; cd ..",
+            "source venv/bin/activate && pytest",
+            "(cd x) ; pushd y",
+        ] {
+            assert!(changes_shell_state(c), "{c}");
+        }
+        for c in ["ls -la", "cargo test 2>&1 | tail", "A=1 make", "echo cd"] {
+            assert!(!changes_shell_state(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn quoting_round_trips_through_sh() {
+        let q = shell_quote("echo 'a' \"b\" $HOME");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {q}"))
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, b"echo 'a' \"b\" $HOME");
+    }
+
+    #[test]
+    fn pre_tool_use_never_allows() {
+        let p = json!({"hook_event_name":"PreToolUse","tool_name":"Bash",
+            "tool_input":{"command":"cargo test","description":"run tests","timeout":1000}});
+        let r = pre_tool_use(&p, std::path::Path::new("/opt/snip bin/snip")).unwrap();
+        let h = &r["hookSpecificOutput"];
+        assert!(h.get("permissionDecision").is_none());
+        assert_eq!(
+            h["updatedInput"]["command"],
+            "'/opt/snip bin/snip' run -- bash -c 'cargo test'"
+        );
+        assert_eq!(h["updatedInput"]["timeout"], 1000);
+        assert_eq!(h["updatedInput"]["description"], "run tests");
+    }
+}

@@ -1,0 +1,143 @@
+//! `snip install|uninstall opencode`: registers the MCP server in `opencode.json` or
+//! `opencode.jsonc` (comments and formatting kept) and writes the OpenCode plugin
+//! (`hosts/opencode/snip.ts`, a `tool.execute.after` hook piping tool output through
+//! `snip hook opencode`).
+//!
+//! | scope | config | plugin |
+//! |---|---|---|
+//! | `project` | `./opencode.jsonc`, else `./opencode.json` | `./.opencode/plugin/snip.ts` |
+//! | `user` | `$XDG_CONFIG_HOME/opencode/opencode.json[c]` (default `~/.config`) | `…/opencode/plugin/snip.ts` |
+
+use super::claude_install::Scope;
+use super::config_file::{self, home, input, Change, Dialect, Doc, Undo};
+use anyhow::{bail, Context as _, Result};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// The plugin source; `__SNIP_BIN__` becomes the binary's path (a JS string literal).
+pub const PLUGIN_TEMPLATE: &str = include_str!("../../../../hosts/opencode/snip.ts");
+/// The line that marks a plugin file as snip's.
+pub const PLUGIN_MARKER: &str = "// snip-plugin: v";
+
+/// The files one scope edits.
+pub struct Paths {
+    /// `opencode.jsonc` when it exists, else `opencode.json`.
+    pub config: PathBuf,
+    /// The plugin file.
+    pub plugin: PathBuf,
+}
+
+impl Paths {
+    /// The files of `scope` (`local` is not an OpenCode scope).
+    pub fn for_scope(scope: Scope) -> Result<Paths> {
+        let (dir, plugin_dir) = match scope {
+            Scope::Project => {
+                let cwd = std::env::current_dir().context("reading the current directory")?;
+                (cwd.clone(), cwd.join(".opencode/plugin"))
+            }
+            Scope::User => {
+                let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+                    Some(d) => PathBuf::from(d),
+                    None => home()?.join(".config"),
+                };
+                let dir = base.join("opencode");
+                (dir.clone(), dir.join("plugin"))
+            }
+            Scope::Local => bail!("OpenCode has no `local` scope; use --scope project or user"),
+        };
+        let jsonc = dir.join("opencode.jsonc");
+        let config = if jsonc.exists() {
+            jsonc
+        } else {
+            dir.join("opencode.json")
+        };
+        Ok(Paths {
+            config,
+            plugin: plugin_dir.join("snip.ts"),
+        })
+    }
+}
+
+/// The plugin file's bytes for the binary at `exe`.
+pub fn plugin_source(exe: &Path) -> Result<Vec<u8>> {
+    let literal = serde_json::to_string(&exe.to_string_lossy())?;
+    Ok(PLUGIN_TEMPLATE
+        .replace("__SNIP_BIN__", &literal)
+        .into_bytes())
+}
+
+/// Plans the install (empty when already installed).
+pub fn plan_install(scope: Scope, exe: &Path) -> Result<Vec<Change>> {
+    let paths = Paths::for_scope(scope)?;
+    let mut changes = Vec::new();
+
+    let mut config = Doc::load(&paths.config, Dialect::Jsonc)?;
+    if config
+        .value()
+        .get("mcp")
+        .and_then(|m| m.get("snip"))
+        .is_none()
+    {
+        let mcp = config.object_at(&["mcp"])?;
+        mcp.append(
+            "snip",
+            input(&json!({
+                "type": "local",
+                "command": [exe.to_string_lossy(), "mcp"],
+                "enabled": true,
+            })),
+        );
+    }
+    changes.extend(config.into_change());
+
+    let wanted = plugin_source(exe)?;
+    let existing = match std::fs::read(&paths.plugin) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", paths.plugin.display())),
+    };
+    match &existing {
+        Some(b) if *b == wanted => {}
+        Some(b) if !String::from_utf8_lossy(b).contains(PLUGIN_MARKER) => bail!(
+            "refusing to overwrite {}: it is not snip's plugin. The file was left \
+             untouched; move it away and run the command again.",
+            paths.plugin.display()
+        ),
+        _ => changes.push(Change::write_file(paths.plugin, existing, wanted)),
+    }
+    Ok(changes)
+}
+
+/// Plans the uninstall: exact restores where files are as installed, otherwise the
+/// removal of `mcp.snip` only (a plugin file edited since install is kept).
+pub fn plan_uninstall(scope: Scope) -> Result<Vec<Change>> {
+    let paths = Paths::for_scope(scope)?;
+    let mut changes = Vec::new();
+    match config_file::plan_uninstall(&paths.config, Some(Dialect::Jsonc))? {
+        Undo::Exact(c) => changes.push(c),
+        Undo::Structural(doc, created) => {
+            if let Some(prop) = doc
+                .root_object()
+                .object_value("mcp")
+                .and_then(|m| m.get("snip"))
+            {
+                prop.remove();
+            }
+            config_file::remove_empty_created(&doc, &created);
+            changes.extend(doc.into_change());
+        }
+        Undo::Nothing => {}
+    }
+    match config_file::plan_uninstall(&paths.plugin, None)? {
+        Undo::Exact(c) => changes.push(c),
+        Undo::Structural(..) | Undo::Nothing => {
+            if paths.plugin.exists() {
+                eprintln!(
+                    "snip: {} changed since it was installed; it was kept",
+                    paths.plugin.display()
+                );
+            }
+        }
+    }
+    Ok(changes)
+}

@@ -1,0 +1,48 @@
+// snip for OpenCode: every tool's output goes through `snip hook opencode`, which
+// renders progress bars to their final frame, strips ANSI, collapses repeats, elides
+// the middle of very long outputs (keeping error lines) and keeps each original in
+// snip's local store; the markers it leaves quote a `snip_restore` call (served by the
+// `snip` MCP server registered next to this plugin).
+//
+// Installed by `snip install opencode`, removed by `snip uninstall opencode`.
+// snip-plugin: v1 (this line marks the file as snip's; edits are kept on uninstall)
+
+const SNIP: string = process.env.SNIP_BIN || __SNIP_BIN__
+
+/** Tool outputs shorter than this many characters are passed through untouched. */
+const MIN_CHARS = 64
+
+/** The text the model should see for one tool output; the input on any failure. */
+async function filter(tool: string, text: string): Promise<string> {
+  if (typeof text !== "string" || text.length < MIN_CHARS) return text
+  try {
+    const proc = Bun.spawn([SNIP, "hook", "opencode", "--tool", tool], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    })
+    proc.stdin.write(text)
+    await proc.stdin.end()
+    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
+    return code === 0 && out.length > 0 ? out : text
+  } catch {
+    return text
+  }
+}
+
+export const SnipPlugin = async () => ({
+  "tool.execute.after": async (input: { tool: string }, output: any) => {
+    // snip's own MCP tools (`snip_snip_restore`, `snip_snip_stats`) are never rewritten.
+    if (input.tool.startsWith("snip_snip_")) return
+    if (typeof output?.output === "string") {
+      output.output = await filter(input.tool, output.output)
+    } else if (Array.isArray(output?.content)) {
+      // MCP tools: a list of content blocks; only text blocks are filtered.
+      for (const block of output.content) {
+        if (block?.type === "text" && typeof block.text === "string") {
+          block.text = await filter(input.tool, block.text)
+        }
+      }
+    }
+  },
+})
