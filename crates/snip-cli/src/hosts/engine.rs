@@ -1,23 +1,32 @@
-//! The one core call every host adapter makes: compress a tool output, keeping the
-//! original in the store and writing a ledger row tagged with the host and tool.
+//! The calls every host adapter makes: compress a tool output (keeping the original in
+//! the store and writing a ledger row tagged with the host and tool), restore a slice
+//! of an original, and summarize the ledger.
 
+use serde_json::{json, Value};
 use snip_core::Outcome;
+use snip_store::{RestoreRequest, StoreHandle};
+use std::sync::OnceLock;
+
+/// The store, opened once per process from `SNIP_STORE*` variables.
+fn store() -> &'static StoreHandle {
+    static STORE: OnceLock<StoreHandle> = OnceLock::new();
+    STORE.get_or_init(snip_store::open_from_env)
+}
 
 /// Compresses `input` (one tool output, raw bytes) for `source`, e.g.
 /// `claude-code:Bash` or `opencode:bash`. The original is retained in the store and a
 /// ledger row is written when the output changes.
 ///
 /// Never fails: a configuration error, a store that cannot be opened or any internal
-/// error yields an unchanged [`Outcome`] (fail open).
+/// error yields an unchanged (or lossless-only) [`Outcome`] (fail open).
 pub fn compress(input: &[u8], source: &str) -> Outcome {
     let Ok(config) = crate::common::core_config() else {
         return Outcome::unchanged(input);
     };
-    let _ = source;
-    snip_core::compress(input, &config, &mut snip_core::NoStore)
+    snip_store::compress_recorded(input, &config, store(), source)
 }
 
-/// Compresses a UTF-8 string field. Returns `None` when nothing changed or the output
+/// Compresses a UTF-8 string field. Returns `None` when nothing shrank or the output
 /// is not valid UTF-8 (the core never splits a code point, so this only guards
 /// against a broken invariant).
 pub fn compress_str(input: &str, source: &str) -> Option<String> {
@@ -28,18 +37,26 @@ pub fn compress_str(input: &str, source: &str) -> Option<String> {
     String::from_utf8(outcome.output).ok()
 }
 
-/// Answers one restore request (the store's `RestoreRequest` in its JSON form) with the
-/// store's `RestoreResponse` in its JSON form. Never fails: a store that cannot be
-/// opened answers `status: "unavailable"`.
-pub fn restore(request: serde_json::Value) -> serde_json::Value {
-    let _ = request;
-    serde_json::json!({
-        "status": "unavailable",
-        "note": "the store of originals is not available in this build",
-    })
+/// Answers one restore request given in its JSON form (see `docs/restore.md`) with
+/// the store's response in its JSON form. A request that does not deserialize answers
+/// `status: "invalid"`.
+pub fn restore(request: Value) -> Value {
+    let req: RestoreRequest = match serde_json::from_value(request) {
+        Ok(r) => r,
+        Err(e) => return json!({ "status": "invalid", "note": format!("invalid request: {e}") }),
+    };
+    serde_json::to_value(store().restore(&req))
+        .unwrap_or_else(|e| json!({ "status": "error", "note": e.to_string() }))
 }
 
-/// The savings ledger summary as JSON (what `snip stats --json` prints).
-pub fn stats() -> serde_json::Value {
-    serde_json::json!({ "status": "unavailable" })
+/// The savings ledger summary (every rewrite, including those that saved nothing).
+pub fn stats() -> Value {
+    match store() {
+        StoreHandle::Open(s) => serde_json::to_value(s.stats(None))
+            .unwrap_or_else(|e| json!({ "status": "error", "note": e.to_string() })),
+        StoreHandle::Disabled => {
+            json!({ "status": "unavailable", "note": "the store is off (SNIP_STORE=0)" })
+        }
+        StoreHandle::Unavailable(why) => json!({ "status": "unavailable", "note": why }),
+    }
 }

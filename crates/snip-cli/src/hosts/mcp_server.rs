@@ -39,7 +39,7 @@ pub struct RestoreArgs {
     pub id: String,
     /// `bytes` (0-based, half-open `start..end`), `lines` (1-based, inclusive), `search`
     /// (literal `query`, with line numbers and context) or `full` (whole original when
-    /// under the response cap). Default: `full`.
+    /// under the response cap). Default: `bytes` from the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<RestoreMode>,
     /// First byte (bytes mode, 0-based) or first line (lines mode, 1-based).
@@ -55,11 +55,11 @@ pub struct RestoreArgs {
     /// then into that field's decoded text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    /// Response cap in bytes (default 8 KiB, at most 64 KiB); larger ranges are paged
-    /// with `next_start`.
+    /// Response cap in bytes (default 8 KiB, at most 64 KiB); larger ranges are paged:
+    /// send the response's `next` as `start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<u64>,
-    /// Lines of context around each search match.
+    /// Lines of context around each search match (default 2, at most 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<u64>,
 }
@@ -119,11 +119,10 @@ impl SnipServer {
 
     fn restore(&self, args: Option<JsonObject>) -> CallToolResult {
         let args = Value::Object(args.unwrap_or_default());
-        let mut parsed: RestoreArgs = match serde_json::from_value(args) {
+        let parsed: RestoreArgs = match serde_json::from_value(args) {
             Ok(a) => a,
             Err(e) => return invalid(&format!("invalid snip_restore arguments: {e}")),
         };
-        parsed.mode.get_or_insert(RestoreMode::Full);
         let request = serde_json::to_value(&parsed).unwrap_or_default();
         let response = engine::restore(request);
         let status = response
