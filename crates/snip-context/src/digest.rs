@@ -313,6 +313,7 @@ pub fn looks_like_error(line: &str) -> bool {
         "Error: ",
         "Exception: ",
         ": error:",
+        " error: ",
         ": fatal error:",
         "rsync error:",
     ];
@@ -379,6 +380,14 @@ mod tests {
         assert_eq!(
             digest("x\nProcess exited with code -15", None).outcome,
             Outcome::Exit(-15)
+        );
+        assert_eq!(
+            digest(
+                "% Total\ncurl: (22) The requested URL returned error: 404",
+                None
+            )
+            .outcome,
+            Outcome::ErrorLines(1)
         );
     }
 

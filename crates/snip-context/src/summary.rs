@@ -139,12 +139,13 @@ fn one_line(s: &str) -> String {
 /// `48213` → `48,213`.
 pub fn group_digits(n: usize) -> String {
     let digits = n.to_string();
+    // Digits before the first comma: 1 to 3.
+    let lead = (digits.len() + 2) % 3 + 1;
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
+    out.push_str(&digits[..lead]);
+    for group in digits.as_bytes()[lead..].chunks(3) {
+        out.push(',');
+        out.extend(group.iter().map(|b| *b as char));
     }
     out
 }
