@@ -16,6 +16,7 @@ mod pipeline;
 pub mod rules;
 pub mod text;
 mod doc;
+pub mod stream;
 
 pub use config::{Config, ConfigError};
 pub use marker::{Marker, RestoreCall};

@@ -22,3 +22,9 @@ pub fn ceil_char_boundary(b: &[u8], i: usize) -> usize {
     }
     i
 }
+
+/// Removes ANSI escape sequences (SGR, CSI, OSC incl. OSC 8 links, DCS…) from `b`,
+/// keeping every other byte. Borrowed when there is nothing to remove.
+pub fn strip_ansi(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    crate::rules::ansi_strip::strip(b)
+}

@@ -1,12 +1,129 @@
-//! `snip filter`.
-use anyhow::Result;
+//! `snip` / `snip filter`: compress stdin to stdout.
+//!
+//! Inputs up to [`IN_MEMORY_MAX`] bytes are compressed in memory with the full
+//! pipeline, and their originals are kept in the store. A longer stream is compressed
+//! as it arrives ([`snip_core::stream`]): memory stays bounded however long it is, and
+//! its markers say the original is not retained.
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use snip_core::Outcome;
+use std::io::{Read, Write};
 use std::process::ExitCode;
+
+/// Inputs longer than this (bytes) are compressed as a stream.
+pub const IN_MEMORY_MAX: usize = 16 * 1024 * 1024;
+
+/// Output format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// The compressed text only.
+    #[default]
+    Text,
+    /// A JSON receipt: output, changed, sizes and the rules that fired.
+    Json,
+}
 
 /// Arguments of `snip filter`.
 #[derive(clap::Args, Debug, Default)]
-pub struct Args {}
+pub struct Args {
+    /// `text` prints the compressed output; `json` prints a receipt
+    /// `{"output", "changed", "original_bytes", "output_bytes", "rules", "id", "retained"}`.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Ledger source tag for this call.
+    #[arg(long, default_value = "filter", hide = true)]
+    pub source: String,
+}
 
-/// Runs `snip filter`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("snip filter is not built yet")
+/// Reads stdin, compresses it, writes the result to stdout.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let config = crate::common::core_config()?;
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    compress_reader(stdin, &mut out, &config, &args.source, args.format)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads `input` to its end and writes its compressed form to `out`: in memory (and
+/// retained in the store) up to [`IN_MEMORY_MAX`] bytes, as a stream beyond that
+/// (text format only; a JSON receipt needs the whole output in memory).
+///
+/// # Errors
+/// Reading `input` or writing `out` failed.
+pub fn compress_reader(
+    mut input: impl Read,
+    out: &mut dyn Write,
+    config: &snip_core::Config,
+    source: &str,
+    format: Format,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    (&mut input)
+        .take(IN_MEMORY_MAX as u64 + 1)
+        .read_to_end(&mut buf)
+        .context("reading input")?;
+    if buf.len() > IN_MEMORY_MAX && format == Format::Text && config.enabled {
+        let mut s = snip_core::stream::StreamCompressor::new(config);
+        s.push(&buf, out)?;
+        drop(buf);
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            let n = match input.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e).context("reading input"),
+            };
+            s.push(&chunk[..n], out)?;
+        }
+        s.finish(out)?;
+        out.flush()?;
+        return Ok(());
+    }
+    if buf.len() > IN_MEMORY_MAX {
+        input.read_to_end(&mut buf).context("reading input")?;
+    }
+    let store = snip_store::open_from_env();
+    let outcome = snip_store::compress_recorded(&buf, config, &store, source);
+    if let Some(why) = &outcome.failed_open {
+        eprintln!("snip: {why}; the output is the original");
+    }
+    match format {
+        Format::Text => out.write_all(&outcome.output)?,
+        Format::Json => {
+            serde_json::to_writer(&mut *out, &receipt(&outcome))?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The JSON receipt of one call (see `docs/cli.md`). `output` is the output as text
+/// (invalid UTF-8 replaced by U+FFFD; `output_bytes` counts the real bytes).
+pub fn receipt(o: &Outcome) -> serde_json::Value {
+    let rules: Vec<serde_json::Value> = o
+        .rules
+        .iter()
+        .map(|r| {
+            let mut m = serde_json::Map::new();
+            m.insert("id".into(), json!(r.id));
+            for (k, v) in &r.counts {
+                m.insert((*k).into(), json!(v));
+            }
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    json!({
+        "output": String::from_utf8_lossy(&o.output),
+        "changed": o.changed,
+        "original_bytes": o.original_bytes,
+        "output_bytes": o.output.len(),
+        "rules": rules,
+        "lossy": o.lossy,
+        "id": o.id(),
+        "retained": o.id().is_some(),
+        "failed_open": o.failed_open,
+    })
 }

@@ -1,0 +1,331 @@
+//! Streaming compression for inputs too long to hold: memory stays bounded.
+//!
+//! The stream is cut into windows of about [`WINDOW`] bytes on line boundaries; each
+//! window goes through the lossless rules (`terminal-render`, `ansi-strip`,
+//! `repeat-collapse`) exactly as in [`crate::compress`]. The rendered lines then pass a
+//! bounded selector: the first `max_bytes` are held back (a stream that ends under the
+//! budget is printed whole); past that, the head (`head_bytes`) is written, the tail
+//! (`tail_bytes`) is kept in a ring, and lines leaving the ring are elided, except
+//! salient lines (the same words as `head-tail-elide`) with `salient_context` lines
+//! after them, within `salient_bytes`. Every gap gets a marker with original line
+//! numbers (1-based, inclusive) and byte offsets (0-based, half-open).
+//!
+//! Differences from the in-memory pipeline, by design: redraws that span two windows
+//! are rendered per window, `traceback-keep` does not run, and the original is not
+//! retained (markers say so), since a stream may be far larger than the store's
+//! per-entry cap. Memory: about `WINDOW` × 4 + `max_bytes` + the longest line, with a
+//! line cut every [`LINE_CUT`] bytes.
+
+use crate::doc::{Doc, Eol, RawIndex};
+use crate::marker::{Marker, RestoreCall};
+use crate::rules::{ansi_strip, head_tail_elide, repeat_collapse, terminal_render};
+use crate::Config;
+use std::collections::VecDeque;
+use std::io::{self, Write};
+
+/// Bytes of input processed at a time (cut at the last newline before it).
+pub const WINDOW: usize = 1 << 20;
+/// A line longer than this (bytes) is cut into pieces of this size.
+pub const LINE_CUT: usize = 4 << 20;
+
+struct SLine {
+    text: Vec<u8>,
+    eol: Eol,
+    /// Original lines, 0-based inclusive.
+    src: (u64, u64),
+    /// Original bytes, 0-based half-open.
+    raw: (u64, u64),
+}
+
+impl SLine {
+    fn size(&self) -> usize {
+        self.text.len() + self.eol.bytes().len()
+    }
+}
+
+#[derive(Default)]
+struct Gap {
+    first: Option<(u64, u64)>, // (src line, raw start)
+    last: (u64, u64),          // (src line, raw end)
+    lines: u64,
+}
+
+enum Phase {
+    /// Holding lines until the stream proves longer than the budget.
+    Buffering(Vec<SLine>, usize),
+    /// Head written; tail in a ring; the middle elided with islands.
+    Eliding,
+}
+
+/// Compresses a stream pushed in chunks; writes output as soon as it is final.
+pub struct StreamCompressor {
+    config: Config,
+    pending: Vec<u8>,
+    /// Original line number (0-based) and byte offset of `pending[0]`.
+    base_line: u64,
+    base_off: u64,
+    phase: Phase,
+    ring: VecDeque<SLine>,
+    ring_size: usize,
+    gap: Gap,
+    /// The last line added to the gap (may become context before an island).
+    gap_tail: Option<SLine>,
+    islands_used: usize,
+    after: usize,
+    eol: Option<Eol>,
+    frames: u64,
+    escapes: u64,
+    total: u64,
+}
+
+impl StreamCompressor {
+    /// A compressor with a frozen copy of `config`.
+    pub fn new(config: &Config) -> Self {
+        StreamCompressor {
+            config: config.clone(),
+            pending: Vec::new(),
+            base_line: 0,
+            base_off: 0,
+            phase: Phase::Buffering(Vec::new(), 0),
+            ring: VecDeque::new(),
+            ring_size: 0,
+            gap: Gap::default(),
+            gap_tail: None,
+            islands_used: 0,
+            after: 0,
+            eol: None,
+            frames: 0,
+            escapes: 0,
+            total: 0,
+        }
+    }
+
+    /// Adds input bytes; writes whatever output is final.
+    ///
+    /// # Errors
+    /// Only errors of `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        self.total += chunk.len() as u64;
+        self.pending.extend_from_slice(chunk);
+        while self.pending.len() >= WINDOW {
+            let cut = match memchr::memrchr(b'\n', &self.pending) {
+                Some(i) => i + 1,
+                None if self.pending.len() >= LINE_CUT => {
+                    crate::text::floor_char_boundary(&self.pending, LINE_CUT).max(1)
+                }
+                None => break,
+            };
+            let window: Vec<u8> = self.pending.drain(..cut).collect();
+            self.window(&window, out)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: writes the rest, the last gap's marker, the tail and a footer.
+    ///
+    /// # Errors
+    /// Only errors of `out`.
+    pub fn finish(mut self, out: &mut dyn Write) -> io::Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        if !rest.is_empty() {
+            self.window(&rest, out)?;
+        }
+        match std::mem::replace(&mut self.phase, Phase::Eliding) {
+            Phase::Buffering(lines, _) => {
+                let n = lines.len();
+                for (k, l) in lines.into_iter().enumerate() {
+                    out.write_all(&l.text)?;
+                    let eol = if k + 1 == n && l.eol == Eol::None && self.has_footer() {
+                        self.eol()
+                    } else {
+                        l.eol
+                    };
+                    out.write_all(eol.bytes())?;
+                }
+            }
+            Phase::Eliding => {
+                if let Some(l) = self.gap_tail.take() {
+                    self.add_to_gap(l);
+                }
+                self.close_gap(out)?;
+                let n = self.ring.len();
+                for (k, l) in std::mem::take(&mut self.ring).into_iter().enumerate() {
+                    out.write_all(&l.text)?;
+                    let eol = if k + 1 == n && l.eol == Eol::None && self.has_footer() {
+                        self.eol()
+                    } else {
+                        l.eol
+                    };
+                    out.write_all(eol.bytes())?;
+                }
+            }
+        }
+        if self.has_footer() {
+            let mut parts = Vec::new();
+            if self.frames > 0 {
+                parts.push(format!("{} redrawn progress frames", self.frames));
+            }
+            if self.escapes > 0 {
+                parts.push(format!("{} ANSI escape sequences", self.escapes));
+            }
+            let m = Marker {
+                what: format!("removed {}", parts.join(" and ")),
+                rule: if self.frames > 0 { "terminal-render" } else { "ansi-strip" },
+                lines: None,
+                bytes: None,
+                restore: None,
+            };
+            out.write_all(m.render(None).as_bytes())?;
+            out.write_all(self.eol().bytes())?;
+        }
+        Ok(())
+    }
+
+    fn has_footer(&self) -> bool {
+        self.frames > 0 || self.escapes > 0
+    }
+
+    fn eol(&self) -> Eol {
+        self.eol.unwrap_or(Eol::Lf)
+    }
+
+    fn window(&mut self, raw: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        let (mut doc, mut raw_offsets) = match terminal_render::render(raw) {
+            Some(r) => {
+                self.frames += r.frames_removed;
+                self.escapes += r.escapes_removed;
+                (r.doc, false)
+            }
+            None => (Doc::from_raw(raw), true),
+        };
+        let stripped = ansi_strip::apply(&mut doc);
+        self.escapes += stripped;
+        raw_offsets &= stripped == 0;
+        repeat_collapse::apply(&mut doc, &self.config);
+        let index = (!raw_offsets).then(|| RawIndex::new(raw));
+        let (bl, bo) = (self.base_line, self.base_off);
+        if self.eol.is_none() {
+            self.eol = Some(doc.dominant_eol());
+        }
+        let lines = std::mem::take(&mut doc.lines);
+        for l in &lines {
+            let text = match l.marker {
+                Some(i) => doc.markers[i as usize].render(None).into_bytes(),
+                None => doc.buf[l.start..l.end].to_vec(),
+            };
+            let src = (bl + l.src_first as u64, bl + l.src_last as u64);
+            let rawr = match &index {
+                None if l.marker.is_none() => (bo + l.start as u64, bo + (l.end + l.eol.bytes().len()) as u64),
+                None => {
+                    let ri = RawIndex::new(raw);
+                    let (a, b) = ri.bytes(l.src_first, l.src_last);
+                    (bo + a, bo + b)
+                }
+                Some(ri) => {
+                    let (a, b) = ri.bytes(l.src_first, l.src_last);
+                    (bo + a, bo + b)
+                }
+            };
+            self.feed(SLine { text, eol: l.eol, src, raw: rawr }, out)?;
+        }
+        // A window cut inside a line: the next window's first line is the same line.
+        self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
+        self.base_off += raw.len() as u64;
+        Ok(())
+    }
+
+    fn feed(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+        match &mut self.phase {
+            Phase::Buffering(lines, size) => {
+                *size += l.size();
+                lines.push(l);
+                if *size > self.config.max_bytes {
+                    let lines = std::mem::take(lines);
+                    self.phase = Phase::Eliding;
+                    let mut head = 0usize;
+                    let mut in_head = true;
+                    for l in lines {
+                        if in_head && head + l.size() <= self.config.head_bytes {
+                            head += l.size();
+                            out.write_all(&l.text)?;
+                            out.write_all(l.eol.bytes())?;
+                        } else {
+                            in_head = false;
+                            self.to_ring(l, out)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Phase::Eliding => self.to_ring(l, out),
+        }
+    }
+
+    fn to_ring(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+        self.ring_size += l.size();
+        self.ring.push_back(l);
+        while self.ring_size > self.config.tail_bytes && self.ring.len() > 1 {
+            let e = self.ring.pop_front().expect("ring is non-empty");
+            self.ring_size -= e.size();
+            self.evicted(e, out)?;
+        }
+        Ok(())
+    }
+
+    fn evicted(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+        let small = l.text.len() <= 1024;
+        if self.after > 0 && small && self.islands_used + l.size() <= self.config.salient_bytes {
+            self.after -= 1;
+            self.islands_used += l.size();
+            out.write_all(&l.text)?;
+            return out.write_all(l.eol.bytes());
+        }
+        self.after = 0;
+        let cost = l.size() + 220;
+        if small && head_tail_elide::salience(&l.text) >= 2 && self.islands_used + cost <= self.config.salient_bytes {
+            let before = if self.config.salient_context > 0 { self.gap_tail.take() } else { None };
+            if let Some(b) = &before {
+                self.islands_used += b.size();
+            } else if let Some(t) = self.gap_tail.take() {
+                self.add_to_gap(t);
+            }
+            self.close_gap(out)?;
+            if let Some(b) = before {
+                out.write_all(&b.text)?;
+                out.write_all(b.eol.bytes())?;
+            }
+            self.islands_used += cost;
+            out.write_all(&l.text)?;
+            out.write_all(l.eol.bytes())?;
+            self.after = self.config.salient_context;
+            return Ok(());
+        }
+        if let Some(t) = self.gap_tail.replace(l) {
+            self.add_to_gap(t);
+        }
+        Ok(())
+    }
+
+    fn add_to_gap(&mut self, l: SLine) {
+        if self.gap.first.is_none() {
+            self.gap.first = Some((l.src.0, l.raw.0));
+        }
+        self.gap.last = (l.src.1, l.raw.1);
+        self.gap.lines += 1;
+    }
+
+    fn close_gap(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let Some((a, s)) = self.gap.first.take() else { return Ok(()) };
+        let (b, e) = self.gap.last;
+        let m = Marker {
+            what: format!("{} lines ({} bytes) elided", b - a + 1, e - s),
+            rule: "head-tail-elide",
+            lines: Some((a + 1, b + 1)),
+            bytes: Some((s, e)),
+            restore: Some(RestoreCall::Lines { start: a + 1, end: b + 1 }),
+        };
+        self.gap = Gap::default();
+        out.write_all(m.render(None).as_bytes())?;
+        out.write_all(self.eol().bytes())
+    }
+}
