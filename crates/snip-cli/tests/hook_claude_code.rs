@@ -1,0 +1,416 @@
+//! `snip hook claude-code` as Claude Code runs it: the real binary, a payload on stdin,
+//! a temporary store. Payload shapes follow Claude Code's tool output schemas (see
+//! docs/claude-code.md); captures come from fixtures/corpus.
+
+use serde_json::{json, Value};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn corpus(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/corpus")
+        .join(name);
+    String::from_utf8(std::fs::read(&p).unwrap()).unwrap()
+}
+
+struct Run {
+    stdout: Vec<u8>,
+    code: Option<i32>,
+}
+
+fn hook(store: &Path, stdin: &[u8]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
+        .args(["hook", "claude-code"])
+        .env("SNIP_STORE_DIR", store)
+        .env_remove("SNIP_STORE")
+        .env_remove("SNIP_ENABLED")
+        .env_remove("SNIP_MAX_BYTES")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = sin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Run {
+        stdout: out.stdout,
+        code: out.status.code(),
+    }
+}
+
+fn post(tool: &str, response: Value) -> Value {
+    json!({
+        "session_id": "s1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/tmp",
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": {},
+        "tool_response": response,
+    })
+}
+
+/// Runs the hook and returns its JSON reply (asserting exit 0 and one JSON document).
+fn reply(store: &Path, payload: &Value) -> Value {
+    let r = hook(store, payload.to_string().as_bytes());
+    assert_eq!(r.code, Some(0));
+    serde_json::from_slice(&r.stdout).expect("the hook prints one JSON document")
+}
+
+fn updated(reply: &Value) -> &Value {
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    &reply["hookSpecificOutput"]["updatedToolOutput"]
+}
+
+fn marker_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.find("[snip: ").map(|i| &l[i..]))
+        .filter_map(|l| l.split("id=\"").nth(1))
+        .filter_map(|r| r.split('"').next())
+        .map(str::to_string)
+        .collect()
+}
+
+fn store_dir() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("store");
+    (d, p)
+}
+
+#[test]
+fn bash_keeps_its_shape_and_other_keys_and_the_original_is_stored() {
+    let (_d, store) = store_dir();
+    let log = corpus("cargo-test-fail-notty.txt");
+    let r = reply(
+        &store,
+        &post(
+            "Bash",
+            json!({"stdout": log, "stderr": "warning: x\n", "interrupted": false,
+                   "isImage": false, "noOutputExpected": false,
+                   "returnCodeInterpretation": "exit 101"}),
+        ),
+    );
+    let out = updated(&r);
+    let keys: Vec<&str> = out
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "stdout",
+            "stderr",
+            "interrupted",
+            "isImage",
+            "noOutputExpected",
+            "returnCodeInterpretation"
+        ]
+    );
+    assert_eq!(out["interrupted"], false);
+    assert_eq!(out["returnCodeInterpretation"], "exit 101");
+    assert_eq!(out["stderr"], "warning: x\n");
+    let stdout = out["stdout"].as_str().unwrap();
+    assert!(
+        stdout.len() < log.len(),
+        "{} !< {}",
+        stdout.len(),
+        log.len()
+    );
+    // The failing test's panic line is still visible.
+    let failing: Vec<&str> = log.lines().filter(|l| l.contains("panicked at")).collect();
+    assert!(!failing.is_empty());
+    for l in failing {
+        assert!(stdout.contains(l), "lost: {l}");
+    }
+    // Every marker's id names an original that is in the store.
+    let ids = marker_ids(stdout);
+    assert!(!ids.is_empty());
+    for id in ids {
+        assert!(store.join("objects").exists());
+        let found = walk(&store)
+            .iter()
+            .any(|p| p.to_string_lossy().contains(&id[3..]));
+        assert!(found, "id {id} not in the store");
+    }
+    assert!(std::fs::read_to_string(store.join("ledger.jsonl"))
+        .unwrap()
+        .contains("claude-code:Bash"));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn progress_bars_render_to_the_final_frame_even_when_small() {
+    let (_d, store) = store_dir();
+    let tqdm = corpus("tqdm-single-tty.txt");
+    let r = reply(
+        &store,
+        &post(
+            "Bash",
+            json!({"stdout": tqdm, "stderr": "", "interrupted": false}),
+        ),
+    );
+    let stdout = updated(&r)["stdout"].as_str().unwrap().to_string();
+    assert!(stdout.len() < tqdm.len());
+    assert!(stdout.matches('\r').count() < tqdm.matches('\r').count());
+}
+
+#[test]
+fn read_replaces_file_content_only() {
+    let (_d, store) = store_dir();
+    let text = corpus("http-server-access-log-notty.txt");
+    let r = reply(
+        &store,
+        &post(
+            "Read",
+            json!({"type": "text", "file": {"filePath": "/srv/access.log", "content": text,
+                   "numLines": 2000, "startLine": 1, "totalLines": 2000}}),
+        ),
+    );
+    let out = updated(&r);
+    assert_eq!(out["type"], "text");
+    assert_eq!(out["file"]["filePath"], "/srv/access.log");
+    assert_eq!(out["file"]["numLines"], 2000);
+    assert_eq!(out["file"]["startLine"], 1);
+    assert!(out["file"]["content"].as_str().unwrap().len() < text.len());
+}
+
+#[test]
+fn grep_glob_and_webfetch_keep_their_shapes() {
+    let (_d, store) = store_dir();
+    let listing = corpus("ls-laR-site-packages-notty.txt");
+    let names: Vec<String> = listing
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(3000)
+        .map(|l| {
+            format!(
+                "/site-packages/{}",
+                l.split_whitespace().last().unwrap_or("x")
+            )
+        })
+        .collect();
+
+    let grep = reply(
+        &store,
+        &post(
+            "Grep",
+            json!({"mode": "content", "numFiles": 3, "filenames": [], "content": listing,
+                   "numLines": 9000}),
+        ),
+    );
+    let g = updated(&grep);
+    assert_eq!(g["mode"], "content");
+    assert_eq!(g["numFiles"], 3);
+    assert_eq!(g["numLines"], 9000);
+    assert!(g["content"].as_str().unwrap().len() < listing.len());
+
+    let glob = reply(
+        &store,
+        &post(
+            "Glob",
+            json!({"durationMs": 12, "numFiles": names.len(), "filenames": names,
+                   "truncated": false}),
+        ),
+    );
+    let gl = updated(&glob);
+    assert_eq!(gl["durationMs"], 12);
+    assert_eq!(gl["truncated"], false);
+    let kept = gl["filenames"].as_array().unwrap();
+    assert!(kept.len() < names.len());
+    assert!(kept.iter().all(Value::is_string));
+    assert_eq!(kept[0], names[0]);
+    assert_eq!(kept.last().unwrap(), names.last().unwrap());
+    assert!(kept
+        .iter()
+        .any(|k| k.as_str().unwrap().starts_with("[snip: ")));
+
+    let page = corpus("pip-inspect-json-notty.txt");
+    let fetch = reply(
+        &store,
+        &post(
+            "WebFetch",
+            json!({"bytes": page.len(), "code": 200, "codeText": "OK", "result": page,
+                   "durationMs": 80, "url": "https://example.invalid/x"}),
+        ),
+    );
+    let f = updated(&fetch);
+    assert_eq!(f["code"], 200);
+    assert_eq!(f["url"], "https://example.invalid/x");
+    assert!(f["result"].as_str().unwrap().len() < page.len());
+}
+
+#[test]
+fn mcp_tools_get_a_content_block_list_in_both_fields() {
+    let (_d, store) = store_dir();
+    let text = corpus("rustc-error-flood-tty.txt");
+    let blocks = json!([
+        {"type": "text", "text": text},
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    ]);
+    let r = reply(&store, &post("mcp__github__get_logs", blocks.clone()));
+    let h = &r["hookSpecificOutput"];
+    assert_eq!(h["updatedToolOutput"], h["updatedMCPToolOutput"]);
+    let out = h["updatedToolOutput"].as_array().unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0]["type"], "text");
+    assert!(out[0]["text"].as_str().unwrap().len() < text.len());
+    assert_eq!(out[1], blocks[1]);
+}
+
+#[test]
+fn its_own_mcp_tools_are_never_rewritten() {
+    let (_d, store) = store_dir();
+    let text = corpus("rustc-error-flood-tty.txt");
+    let r = reply(
+        &store,
+        &post(
+            "mcp__snip__snip_restore",
+            json!([{"type": "text", "text": text}]),
+        ),
+    );
+    assert_eq!(r, json!({}));
+}
+
+#[test]
+fn unknown_tools_small_outputs_and_malformed_input_fail_open() {
+    let (_d, store) = store_dir();
+    let big = corpus("rustc-error-flood-tty.txt");
+    for payload in [
+        post("Write", json!({"filePath": "/x", "content": big})),
+        post("TodoWrite", json!({"oldTodos": [], "newTodos": []})),
+        post(
+            "Bash",
+            json!({"stdout": "ok\n", "stderr": "", "interrupted": false}),
+        ),
+        post("Bash", json!("not an object")),
+        post("Read", json!({"type": "image", "file": {"base64": "AAAA"}})),
+        json!({"hook_event_name": "Stop"}),
+        json!([1, 2, 3]),
+    ] {
+        assert_eq!(reply(&store, &payload), json!({}), "{payload}");
+    }
+    for raw in [&b"{not json"[..], b"", b"\xff\xfe\x00", b"null"] {
+        let r = hook(&store, raw);
+        assert_eq!(r.code, Some(0));
+        assert_eq!(r.stdout, b"{}\n");
+    }
+}
+
+#[test]
+fn ten_megabyte_payload() {
+    let (_d, store) = store_dir();
+    let line = "2026-11-30T00:00:00Z INFO worker=7 processed batch id=123456 ok\n";
+    let mut text = line.repeat(10 * 1024 * 1024 / line.len());
+    text.push_str("ERROR worker=3 failed: connection reset by peer\n");
+    let r = reply(
+        &store,
+        &post(
+            "Bash",
+            json!({"stdout": text, "stderr": "", "interrupted": false}),
+        ),
+    );
+    let stdout = updated(&r)["stdout"].as_str().unwrap();
+    assert!(stdout.len() < 100_000, "{}", stdout.len());
+    assert!(stdout.contains("ERROR worker=3 failed: connection reset by peer"));
+}
+
+#[test]
+fn persisted_output_is_read_back_and_the_persisted_keys_dropped() {
+    let (d, store) = store_dir();
+    let log = corpus("pytest-2000-one-fail-tty.txt");
+    let file = d.path().join("tool-results").join("b5.txt");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &log).unwrap();
+    let preview: String = log.chars().take(2000).collect();
+    let r = reply(
+        &store,
+        &post(
+            "Bash",
+            json!({"stdout": preview, "stderr": "", "interrupted": false,
+                   "persistedOutputPath": file, "persistedOutputSize": log.len()}),
+        ),
+    );
+    let out = updated(&r);
+    assert!(out.get("persistedOutputPath").is_none());
+    assert!(out.get("persistedOutputSize").is_none());
+    let stdout = out["stdout"].as_str().unwrap();
+    // The tail of the run (far past the 2 KB preview) is visible: the failing test
+    // and the summary counts.
+    assert!(log.contains("2000 passed") && !preview.contains("2000 passed"));
+    assert!(stdout.contains("2000 passed"));
+    assert!(stdout.contains("test_slugify[case1337]"));
+    assert!(stdout.len() < log.len());
+
+    // A persisted path that cannot be read: no change, Claude Code keeps its preview.
+    let r = reply(
+        &store,
+        &post(
+            "Bash",
+            json!({"stdout": preview, "stderr": "", "interrupted": false,
+                   "persistedOutputPath": d.path().join("missing.txt"),
+                   "persistedOutputSize": 1}),
+        ),
+    );
+    assert_eq!(r, json!({}));
+}
+
+#[test]
+fn diffs_are_never_touched() {
+    let (_d, store) = store_dir();
+    let diff = corpus("git-diff-requests-notty.txt");
+    let r = reply(
+        &store,
+        &post(
+            "Bash",
+            json!({"stdout": diff, "stderr": "", "interrupted": false}),
+        ),
+    );
+    assert_eq!(r, json!({}));
+}
+
+#[test]
+fn pre_tool_use_wraps_bash_without_approving_it() {
+    let (_d, store) = store_dir();
+    let r = reply(
+        &store,
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "cargo test 2>&1", "description": "tests"}}),
+    );
+    let h = &r["hookSpecificOutput"];
+    assert_eq!(h["hookEventName"], "PreToolUse");
+    assert!(h.get("permissionDecision").is_none());
+    let cmd = h["updatedInput"]["command"].as_str().unwrap();
+    assert!(cmd.contains(" run -- bash -c 'cargo test 2>&1'"), "{cmd}");
+    assert_eq!(h["updatedInput"]["description"], "tests");
+    for skipped in [
+        json!({"command": "cd src"}),
+        json!({"command": "sleep 100", "run_in_background": true}),
+    ] {
+        let p = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": skipped});
+        assert_eq!(reply(&store, &p), json!({}));
+    }
+    let read = json!({"hook_event_name": "PreToolUse", "tool_name": "Read",
+                      "tool_input": {"file_path": "/x"}});
+    assert_eq!(reply(&store, &read), json!({}));
+}
