@@ -642,7 +642,7 @@ impl Scanner<'_, '_> {
                 }
             }
         }
-        let lossless = text_flags && len >= LOSSLESS_MIN;
+        let lossless = text_flags && len >= LOSSLESS_MIN && !marked;
         let mut lossy = !marked && len >= self.p.min_lossy;
         let mut ptr = None;
         if lossy && self.pointers_on {
@@ -1040,24 +1040,37 @@ impl<'a> Doc<'a> {
         }
     }
 
-    /// Appends a kept piece of a string: through the lossless text rules when the string
-    /// is flagged for them and that is shorter, else its raw bytes.
-    fn push_piece(&self, raw: &[u8], lossless: bool, out: &mut Vec<u8>) {
-        if lossless && !raw.is_empty() {
-            let mut decoded = Vec::new();
-            decode(raw, &mut decoded);
-            if let Some(text) = (self.text_rule)(&decoded, self.config) {
-                if std::str::from_utf8(&text).is_ok() {
-                    let mut enc = Vec::with_capacity(text.len());
-                    encode(&text, &mut enc);
-                    if enc.len() < raw.len() {
-                        out.extend_from_slice(&enc);
-                        return;
-                    }
-                }
-            }
+    /// The lossless text rules on a whole elided string (`head`, separator, `marker`,
+    /// separator, `tail`; raw JSON content), re-encoded; `None` unless that is shorter
+    /// than `plain` (the same pieces as they are) and keeps the marker intact.
+    fn render_elided(
+        &self,
+        head: &[u8],
+        marker: &str,
+        tail: &[u8],
+        plain: usize,
+    ) -> Option<Vec<u8>> {
+        let mut decoded = Vec::with_capacity(head.len() + marker.len() + tail.len() + 8);
+        decode(head, &mut decoded);
+        decoded.extend_from_slice(SEPARATOR.as_bytes());
+        decoded.extend_from_slice(marker.as_bytes());
+        decoded.extend_from_slice(SEPARATOR.as_bytes());
+        decode(tail, &mut decoded);
+        let text = (self.text_rule)(&decoded, self.config)?;
+        let needle = [
+            SEPARATOR.as_bytes(),
+            marker.as_bytes(),
+            SEPARATOR.as_bytes(),
+        ]
+        .concat();
+        if std::str::from_utf8(&text).is_err() || memmem::find(&text, &needle).is_none() {
+            return None;
         }
-        out.extend_from_slice(raw);
+        let mut out = Vec::with_capacity(text.len() + 16);
+        out.push(b'"');
+        encode(&text, &mut out);
+        out.push(b'"');
+        (out.len() < plain).then_some(out)
     }
 
     /// The text of string `i` elided at `keep`, quotes included, and the raw bytes it
@@ -1091,12 +1104,17 @@ impl<'a> Doc<'a> {
         .render(self.id);
         let mut out = Vec::with_capacity(hr + (raw.len() - tr) + marker.len() + 16);
         out.push(b'"');
-        self.push_piece(&raw[..hr], c.lossless, &mut out);
+        out.extend_from_slice(&raw[..hr]);
         out.extend_from_slice(SEPARATOR.as_bytes());
         encode(marker.as_bytes(), &mut out);
         out.extend_from_slice(SEPARATOR.as_bytes());
-        self.push_piece(&raw[tr..], c.lossless, &mut out);
+        out.extend_from_slice(&raw[tr..]);
         out.push(b'"');
+        if c.lossless {
+            if let Some(rendered) = self.render_elided(&raw[..hr], &marker, &raw[tr..], out.len()) {
+                return Some((rendered, tr - hr));
+            }
+        }
         Some((out, tr - hr))
     }
 
@@ -1104,7 +1122,11 @@ impl<'a> Doc<'a> {
     fn array_marker(&self, m: &Mid) -> Vec<u8> {
         let (s, e) = (m.s as u64, m.e as u64);
         let text = Marker {
-            what: format!("{} items elided from this array", m.items),
+            what: format!(
+                "{} {} elided from this array",
+                m.items,
+                if m.items == 1 { "item" } else { "items" }
+            ),
             rule: RULE_ID,
             lines: None,
             bytes: Some((s, e)),
