@@ -1,0 +1,163 @@
+"""snip: make AI agents' tool output small without losing what matters.
+
+The Rust core runs in-process (the ``snip._native`` extension, built by maturin from
+``crates/snip-py``). Every function reads its configuration from the ``SNIP_*``
+environment variables on every call, the same ones the ``snip`` CLI reads; keyword
+options override one variable for one call (``max_bytes=4096`` is
+``SNIP_MAX_BYTES=4096``, ``store=False`` is ``SNIP_STORE=0``).
+
+Originals of lossy rewrites go to the local store: ``$SNIP_STORE_DIR``, else
+``$HERMES_HOME/cache/snip``, else the XDG cache directory. Every marker quotes the
+``snip_restore(...)`` call that gets its bytes back, which :func:`restore` answers.
+
+The functions release the GIL while Rust works and never let a Rust panic reach
+Python: a failure returns the original (``changed`` false, ``failed_open`` set).
+"""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._native import ConfigDict, Receipt, RestoreResponse
+
+_native: ModuleType | None
+_NATIVE_ERROR: ImportError | None
+try:
+    from . import _native
+except ImportError as _exc:  # not built, or built for another platform
+    _native = None
+    _NATIVE_ERROR = _exc
+else:
+    _NATIVE_ERROR = None
+
+__all__ = [
+    "compress",
+    "compress_messages",
+    "config",
+    "native_available",
+    "restore",
+]
+
+__version__: str = getattr(_native, "__version__", "0+unknown")
+
+
+def native_available() -> bool:
+    """Whether the Rust core loaded (``False`` when the extension is missing)."""
+    return _native is not None
+
+
+def _core() -> ModuleType:
+    """The extension module, or ImportError saying why it is unavailable."""
+    if _native is None:
+        raise ImportError(
+            "snip's native core is not available (reinstall with `pip install ./python`)"
+        ) from _NATIVE_ERROR
+    return _native
+
+
+def compress(text: str | bytes, **opts: Any) -> Receipt:
+    """Compresses one tool output and returns the receipt.
+
+    ``text`` is the output as ``str`` (compressed as its UTF-8 bytes) or ``bytes``
+    (which may be invalid UTF-8); ``output`` in the receipt has the same type.
+
+    Receipt keys: ``output``, ``changed``, ``original_bytes`` and ``output_bytes``
+    (sizes in bytes of UTF-8), ``rules`` (``[{"id": rule_id, count_name: n, ...}]`` in
+    execution order), ``id`` (store id of the retained original, or ``None``),
+    ``lossy``, ``retention`` (``"retained"``, ``"off"``, ``"failed"`` or ``None`` when
+    the store was not asked), ``retention_error`` and ``failed_open`` (why the call
+    returned its input, or ``None``).
+
+    Options: any ``SNIP_*`` variable of the core or the store in lower case without
+    the prefix (``max_bytes``, ``head_bytes``, ``store``, ``store_dir``, ...), and
+    ``source``: a label for the savings ledger (default ``"python"``).
+    Raises ``TypeError`` for an unknown option and ``ImportError`` when the native
+    core is missing; everything else fails open.
+    """
+    return _core().compress(text, **opts)  # type: ignore[no-any-return]
+
+
+def restore(
+    id: str,
+    mode: str | None = None,
+    *,
+    start: int | None = None,
+    end: int | None = None,
+    query: str | None = None,
+    field: str | None = None,
+    max_bytes: int | None = None,
+    context: int | None = None,
+    **opts: Any,
+) -> RestoreResponse:
+    """Answers a restore call: one bounded slice of a retained original.
+
+    ``mode``: ``"bytes"`` (default; ``start``/``end`` 0-based, end exclusive),
+    ``"lines"`` (1-based, inclusive), ``"search"`` (literal ``query``, with line
+    numbers and ``context`` lines around each match) or ``"full"``. ``field`` (a JSON
+    pointer) scopes the call to one value of a JSON original; ``max_bytes`` caps the
+    content (default ``SNIP_RECOVERY_MAX_BYTES``, 8,192; at most 65,536).
+
+    Returns the store's response as a dict: ``status`` (``ok``, ``not_found``,
+    ``expired``, ``too_large``, ``invalid``, ``unavailable``, ``error``), ``content``,
+    its range (``start``, ``end``), ``next`` (the ``start`` of the next page, or
+    ``None``), ``total_bytes``, ``sha256`` and ``note``. Never raises for a bad
+    request: it answers ``invalid``. ``opts`` override store variables
+    (``store_dir=...``).
+    """
+    return _core().restore(  # type: ignore[no-any-return]
+        id,
+        mode,
+        start=start,
+        end=end,
+        query=query,
+        field=field,
+        max_bytes=max_bytes,
+        context=context,
+        **opts,
+    )
+
+
+def config(**opts: Any) -> ConfigDict:
+    """The resolved settings as ``{variable: value}`` (values as strings), the same
+    list ``snip config`` prints. Raises ``ValueError`` naming a variable whose value
+    does not parse."""
+    return _core().config(**opts)  # type: ignore[no-any-return]
+
+
+def compress_messages(messages: list[Any], **settings: Any) -> list[Any]:
+    """The conversation pass over one request's messages.
+
+    Keeps the last ``keep_last`` tool results whole and replaces each older tool
+    result of at least ``min_chars`` characters with a one-line summary that names the
+    tool, its outcome, its size, its first and last meaningful line and the store id
+    to restore it. Results leave the protected window in batches of ``batch``, and a
+    summary is byte-identical on every later call, so a provider's prompt cache keeps
+    the prefix. System, user and assistant text is never touched.
+
+    ``messages`` is an OpenAI chat (``role: "tool"`` with ``tool_call_id``) or
+    Anthropic messages (``tool_use`` / ``tool_result`` blocks) list. Settings:
+    ``format`` (``"openai"``, ``"anthropic"`` or ``"auto"``, the default), and the
+    ``SNIP_CONTEXT_*`` variables in lower case without the prefix: ``enabled``,
+    ``keep_last`` (20), ``min_messages`` (16), ``min_chars`` (300), ``batch``; plus
+    store variables (``store_dir=...``).
+
+    Returns a new list when something was summarised, else ``messages`` itself.
+    Malformed or unknown shapes, and any failure, return ``messages`` unchanged.
+    ``TypeError`` for an unknown setting.
+    """
+    core = _core()
+    try:
+        text = json.dumps(messages, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return messages
+    out = core.compress_messages(text, **settings)
+    if out is None:
+        return messages
+    try:
+        new = json.loads(out)
+    except ValueError:
+        return messages
+    return new if isinstance(new, list) else messages
