@@ -1,0 +1,111 @@
+//! Bad input gets a sensible result or the original: never a panic, a stack overflow,
+//! or a larger output.
+
+mod common;
+
+use snip_core::{Config, NoStore};
+
+fn check(input: &[u8]) -> snip_core::Outcome {
+    let o = common::compress(input);
+    assert!(o.failed_open.is_none(), "failed open: {:?}", o.failed_open);
+    assert!(o.output.len() <= input.len().max(0));
+    if !o.changed {
+        assert_eq!(o.output, input);
+    }
+    o
+}
+
+#[test]
+fn empty_input() {
+    let o = check(b"");
+    assert!(!o.changed);
+}
+
+#[test]
+fn invalid_utf8_and_nul_bytes_pass_or_shrink() {
+    let mut s = Vec::new();
+    for i in 0..20_000u32 {
+        s.extend_from_slice(b"line \xff\xfe\x00 ");
+        s.extend_from_slice(i.to_string().as_bytes());
+        s.extend_from_slice(if i % 7 == 3 { b"\r" } else { b"\n" });
+    }
+    let o = check(&s);
+    assert!(o.changed && o.output.len() <= Config::default().max_bytes);
+    // Bytes that were kept are the original's: the first line is intact.
+    assert!(o.output.starts_with(b"line \xff\xfe\x00 0\n"));
+}
+
+#[test]
+fn one_hundred_megabyte_single_line() {
+    let line = vec![b'x'; 100 * 1024 * 1024];
+    let o = check(&line);
+    assert!(o.changed && o.lossy);
+    assert!(o.output.len() <= Config::default().max_bytes, "{}", o.output.len());
+    let text = String::from_utf8_lossy(&o.output);
+    let m = text.lines().find_map(snip_core::marker::parse).expect("marker");
+    assert_eq!(m.lines, Some((1, 1)));
+}
+
+#[test]
+fn multibyte_single_line_is_cut_on_code_points() {
+    let line = "日本語のテキスト".repeat(20_000);
+    let o = check(line.as_bytes());
+    assert!(std::str::from_utf8(&o.output).is_ok());
+}
+
+#[test]
+fn json_nested_one_hundred_thousand_deep() {
+    let mut s = "[".repeat(100_000);
+    s.push_str(&"]".repeat(100_000));
+    let o = check(s.as_bytes());
+    if o.changed {
+        serde_json::from_slice::<serde_json::Value>(&o.output).err();
+    }
+    let mut obj = "{\"a\":".repeat(100_000);
+    obj.push_str("1");
+    obj.push_str(&"}".repeat(100_000));
+    check(obj.as_bytes());
+}
+
+#[test]
+fn truncated_json_is_treated_as_text() {
+    let mut s = String::from("{\"items\": [");
+    for i in 0..5000 {
+        s.push_str(&format!("{{\"id\": {i}, \"name\": \"item {i}\"}},\n"));
+    }
+    let o = check(s.as_bytes());
+    assert!(o.changed);
+    assert!(o.rules.iter().all(|r| r.id != "json-fields"));
+}
+
+#[test]
+fn random_binary() {
+    // xorshift: deterministic pseudo-random bytes.
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    let data: Vec<u8> = (0..2_000_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    check(&data);
+}
+
+#[test]
+fn escape_sequences_cut_short_and_cursor_storms() {
+    check(b"\x1b[");
+    check(b"\x1b]8;;file:///never-terminated");
+    check(&b"\x1b[999999999A\x1b[99999999999999999999B\x1b[0;0H\x1b8\x1b[u".repeat(1000));
+    check(&b"x\x08\x08\x08\x08\x1b[1000C\x1b[2K\r".repeat(5000));
+}
+
+#[test]
+fn disabled_returns_input() {
+    let cfg = Config { enabled: false, ..Config::default() };
+    let input = b"a 1%\ra 2%\ra 3%\n".repeat(100);
+    let o = snip_core::compress(&input, &cfg, &mut NoStore);
+    assert!(!o.changed);
+    assert_eq!(o.output, input);
+}
