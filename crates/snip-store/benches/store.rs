@@ -12,7 +12,9 @@ fn log_text(len: usize, seed: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(len + 128);
     let mut n = seed;
     while out.len() < len {
-        n = n.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        n = n
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         out.extend_from_slice(
             format!(
                 "2024-05-01T12:00:{:02} INFO worker-{} processed batch {} in {} ms — ok\n",

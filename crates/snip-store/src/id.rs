@@ -109,7 +109,11 @@ impl Key {
             }
             let mut k = [0u8; KEY_LEN];
             getrandom::fill(&mut k).map_err(|e| {
-                StoreError::io("get random bytes for", &path, std::io::Error::other(e.to_string()))
+                StoreError::io(
+                    "get random bytes for",
+                    &path,
+                    std::io::Error::other(e.to_string()),
+                )
             })?;
             let mut tmp = tempfile::Builder::new()
                 .prefix(".key-")

@@ -193,8 +193,7 @@ impl Store {
             let _lock = self.lock()?;
             // Another process may have rotated it meanwhile.
             if std::fs::metadata(&path).is_ok_and(|m| m.len() > LEDGER_ROTATE_BYTES) {
-                std::fs::rename(&path, self.dir().join("ledger.jsonl.1"))
-                    .ctx("rotate", &path)?;
+                std::fs::rename(&path, self.dir().join("ledger.jsonl.1")).ctx("rotate", &path)?;
             }
         }
         Ok(())

@@ -91,6 +91,15 @@ impl StoreHandle {
         }
     }
 
+    /// Answers a restore request given as JSON (e.g. an MCP tool's arguments); a
+    /// malformed request answers `invalid`.
+    pub fn restore_json(&self, json: &str) -> RestoreResponse {
+        match RestoreRequest::from_json(json) {
+            Ok(req) => self.restore(&req),
+            Err(resp) => *resp,
+        }
+    }
+
     fn retention(&self, original: &[u8]) -> Retention {
         match self {
             StoreHandle::Open(s) => match s.put(original) {

@@ -125,24 +125,38 @@ impl StoreOptions {
     /// `snip config`. Sizes are printed in bytes, the TTL in hours.
     pub fn entries(&self) -> Vec<(&'static str, String)> {
         vec![
-            ("SNIP_STORE", (if self.enabled { "1" } else { "0" }).to_string()),
+            (
+                "SNIP_STORE",
+                (if self.enabled { "1" } else { "0" }).to_string(),
+            ),
             (
                 "SNIP_STORE_DIR",
                 format!("{} (from {})", self.dir.display(), self.dir_from),
             ),
-            ("SNIP_STORE_TTL_HOURS", (self.ttl.as_secs() / 3600).to_string()),
+            (
+                "SNIP_STORE_TTL_HOURS",
+                (self.ttl.as_secs() / 3600).to_string(),
+            ),
             ("SNIP_STORE_MAX_BYTES", self.max_bytes.to_string()),
             ("SNIP_STORE_MAX_ENTRIES", self.max_entries.to_string()),
-            ("SNIP_STORE_MAX_ENTRY_BYTES", self.max_entry_bytes.to_string()),
-            ("SNIP_RECOVERY_MAX_BYTES", self.recovery_max_bytes.to_string()),
+            (
+                "SNIP_STORE_MAX_ENTRY_BYTES",
+                self.max_entry_bytes.to_string(),
+            ),
+            (
+                "SNIP_RECOVERY_MAX_BYTES",
+                self.recovery_max_bytes.to_string(),
+            ),
         ]
     }
 
     /// The largest original this store keeps, in bytes: the entry cap, and no more
     /// than fits in the total cap with its header.
     pub fn effective_entry_cap(&self) -> u64 {
-        self.max_entry_bytes
-            .min(self.max_bytes.saturating_sub(crate::entry::HEADER_LEN as u64))
+        self.max_entry_bytes.min(
+            self.max_bytes
+                .saturating_sub(crate::entry::HEADER_LEN as u64),
+        )
     }
 }
 

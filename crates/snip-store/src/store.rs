@@ -241,11 +241,8 @@ impl Store {
     pub fn gc(&self) -> Result<GcReport, StoreError> {
         let lock = self.lock()?;
         let stale = self.remove_stale_temps();
-        let (expired, evicted, usage) = self.evict(
-            None,
-            self.opts.max_entries as u64,
-            self.opts.max_bytes,
-        )?;
+        let (expired, evicted, usage) =
+            self.evict(None, self.opts.max_entries as u64, self.opts.max_bytes)?;
         write_usage(&lock, &usage);
         Ok(GcReport {
             expired,
