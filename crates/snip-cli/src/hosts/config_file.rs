@@ -130,7 +130,10 @@ impl Doc {
 
     /// The planned change to this file (`None` when the text is unchanged).
     pub fn into_change(self) -> Option<Change> {
-        let after = self.text().into_bytes();
+        let mut after = self.text().into_bytes();
+        if self.original.is_none() && !after.ends_with(b"\n") {
+            after.push(b'\n');
+        }
         let unchanged = match &self.original {
             Some(b) => *b == after,
             None => false,
