@@ -61,6 +61,7 @@ MIN_FIELD_CHARS = 64
 _TRUNCATION_RE = re.compile(
     r"\n\n\.\.\. \[OUTPUT TRUNCATED - [0-9,]+ chars omitted out of [0-9,]+ total\] \.\.\.\n\n"
 )
+_TRUNCATION_MARK = "[OUTPUT TRUNCATED - "
 _CONTROL_CHARS = ("\r", "\x1b", "\b")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -128,10 +129,23 @@ def transform_terminal_output(
     """``transform_terminal_output`` hook: the compressed output, or ``None``."""
     if not isinstance(output, str) or not output:
         return None
-    notice = _TRUNCATION_RE.search(output)
+    notice = _find_truncation(output)
     if notice is None:
         return _compress(output, "hermes:terminal")
     return _compress_around(output, notice, "hermes:terminal")
+
+
+def _find_truncation(output: str) -> re.Match[str] | None:
+    """Hermes's truncation notice in ``output``, if any. Hermes puts it after 40% of
+    the kept characters (``int(budget * 0.4)``, in both places that cut), so only a
+    window around 40% is searched: a whole-string search costs more than the rest
+    of the hook on 50 KB."""
+    n = len(output)
+    start = max(0, (n * 35) // 100 - 200)
+    at = output.find(_TRUNCATION_MARK, start, (n * 45) // 100 + 200)
+    if at < 0:
+        return None
+    return _TRUNCATION_RE.search(output, max(0, at - 8), at + 120)
 
 
 def _compress_around(output: str, notice: re.Match[str], source: str) -> str | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Home
-from test_process import SCRIPT as BACKGROUND
+from test_tool_results import SCRIPT as BACKGROUND
 from test_terminal import PROGRESS
 
 SCENARIO = """

@@ -20,6 +20,7 @@ pub mod settings;
 mod stores;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -57,8 +58,7 @@ fn compress<'py>(
     text: &Bound<'py, PyAny>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let known = compress_variables();
-    let overrides = settings::from_kwargs(opts, &known, &[SOURCE_OPTION])?;
+    let overrides = settings::from_kwargs(opts, compress_variables(), &[SOURCE_OPTION])?;
     let source = match opts.and_then(|o| o.get_item(SOURCE_OPTION).ok().flatten()) {
         Some(s) if !s.is_none() => s.extract::<String>()?,
         _ => "python".to_string(),
@@ -100,23 +100,29 @@ fn compress<'py>(
 }
 
 /// The variables [`compress`] reads (the core's and the store's).
-fn compress_variables() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = Config::default()
-        .entries()
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect();
-    v.extend(store_variables());
-    v
+fn compress_variables() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut v: Vec<&'static str> = Config::default()
+            .entries()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        v.extend(store_variables());
+        v
+    })
 }
 
 /// The store's variables.
-fn store_variables() -> Vec<&'static str> {
-    StoreOptions::in_dir("/")
-        .entries()
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect()
+fn store_variables() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        StoreOptions::in_dir("/")
+            .entries()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    })
 }
 
 /// The core call, without the GIL. Never panics.
@@ -127,7 +133,11 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
             Err(e) => return failed(input, &e.to_string()),
         };
         let handle = stores::handle(overrides);
-        snip_store::compress_recorded(input, &config, &handle, source)
+        let outcome = snip_store::compress_recorded(input, &config, &handle, source);
+        if matches!(outcome.retention, Some(Retention::Failed { .. })) {
+            stores::forget();
+        }
+        outcome
     }));
     run.unwrap_or_else(|p| failed(input, &format!("internal panic: {}", panic_text(&*p))))
 }
@@ -205,7 +215,7 @@ fn restore<'py>(
     context: Option<&Bound<'py, PyAny>>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let overrides = settings::from_kwargs(opts, &store_variables(), &[])?;
+    let overrides = settings::from_kwargs(opts, store_variables(), &[])?;
     // The request is built as JSON so that the store's own (strict) deserializer
     // judges it, exactly as it judges the MCP server's requests.
     let mut req = serde_json::Map::new();
@@ -272,8 +282,7 @@ fn run_restore(req: serde_json::Value, overrides: &Overrides) -> RestoreResponse
 #[pyfunction]
 #[pyo3(signature = (**opts))]
 fn config<'py>(py: Python<'py>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyDict>> {
-    let mut known = compress_variables();
-    known.extend(context_variables());
+    let known = [compress_variables(), context_variables()].concat();
     let overrides = settings::from_kwargs(opts, &known, &[])?;
     let lookup = |k: &str| overrides.lookup(k);
     let err = |e: snip_core::ConfigError| PyValueError::new_err(e.to_string());
@@ -293,12 +302,15 @@ fn config<'py>(py: Python<'py>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<B
 }
 
 /// The conversation pass's variables.
-fn context_variables() -> Vec<&'static str> {
-    snip_context::ContextSettings::default()
-        .entries()
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect()
+fn context_variables() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        snip_context::ContextSettings::default()
+            .entries()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    })
 }
 
 /// The conversation pass over `messages_json` (a JSON array of OpenAI chat or
@@ -319,8 +331,7 @@ fn compress_messages<'py>(
     messages_json: &Bound<'py, PyString>,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Option<Bound<'py, PyString>>> {
-    let mut known = context_variables();
-    known.extend(store_variables());
+    let known = [context_variables(), store_variables()].concat();
     // `keep_last=3` is accepted as well as `context_keep_last=3`.
     let short = context_short_names(settings)?;
     let overrides = settings::from_kwargs(short.as_ref(), &known, &[FORMAT_OPTION, SOURCE_OPTION])?;

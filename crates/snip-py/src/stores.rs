@@ -1,12 +1,51 @@
 //! The store each call uses, opened from `SNIP_*` variables (and `HERMES_HOME`).
+//!
+//! Opening a store checks its directories and reads its key (about 15 µs), so the
+//! last open store is kept and reused while the variables describe the same store and
+//! its directory is still a real directory (one `lstat` per call). A store that could
+//! not keep an original is dropped, so the next call opens it afresh.
 
-use snip_store::StoreHandle;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use snip_store::{StoreHandle, StoreOptions};
 
 use crate::settings::Overrides;
 
-/// Opens the store the variables describe: `SNIP_STORE_DIR`, else
-/// `$HERMES_HOME/cache/snip`, else the XDG cache directory. Never fails: a store that
-/// is off or cannot be opened is a [`StoreHandle`] variant saying so.
-pub fn handle(overrides: &Overrides) -> StoreHandle {
-    StoreHandle::from_lookup(|k| overrides.lookup(k))
+/// The last store opened, with the options it was opened with.
+static LAST: Mutex<Option<(StoreOptions, Arc<StoreHandle>)>> = Mutex::new(None);
+
+/// The store the variables describe: `SNIP_STORE_DIR`, else `$HERMES_HOME/cache/snip`,
+/// else the XDG cache directory. Never fails: a store that is off or cannot be opened
+/// is a [`StoreHandle`] variant saying so.
+pub fn handle(overrides: &Overrides) -> Arc<StoreHandle> {
+    let opts = match StoreOptions::from_lookup(|k| overrides.lookup(k)) {
+        Ok(o) => o,
+        Err(e) => return Arc::new(StoreHandle::Unavailable(e.to_string())),
+    };
+    if !opts.enabled {
+        return Arc::new(StoreHandle::Disabled);
+    }
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((o, h)) = last.as_ref() {
+        if *o == opts && is_real_dir(&opts) {
+            return Arc::clone(h);
+        }
+    }
+    let h = Arc::new(StoreHandle::open(&opts));
+    *last = match *h {
+        StoreHandle::Open(_) => Some((opts, Arc::clone(&h))),
+        _ => None,
+    };
+    h
+}
+
+/// Forgets the kept store (after it failed to keep an original).
+pub fn forget() {
+    *LAST.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
+/// Whether the store directory is still a directory, not a symlink (opening refuses
+/// symlinks; a kept store must not outlive a swap).
+fn is_real_dir(opts: &StoreOptions) -> bool {
+    std::fs::symlink_metadata(&opts.dir).is_ok_and(|m| m.is_dir())
 }

@@ -1,8 +1,10 @@
-"""Background output: ``terminal(background=True)`` then the ``process`` tool's
-``wait``, through ``model_tools.handle_function_call`` (``transform_tool_result``)."""
+"""Tool results through ``model_tools.handle_function_call`` (``transform_tool_result``):
+background output (``terminal(background=True)`` then the ``process`` tool's ``wait``)
+and a result over the budget from another tool (``read_file``)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -58,3 +60,32 @@ def test_background_progress_is_compressed_exit_code_intact(
     assert len(out) < len(plain["output"])
     # Serialized without escaping non-ASCII (the marker's middle dots stay as they are).
     assert "\\u00b7" not in got["raw"]
+
+
+READ = """
+answer({"raw": model_tools.handle_function_call("read_file", {"path": PATH}, task_id="rf")})
+"""
+
+
+def test_large_result_of_another_tool_keeps_every_key(
+    homes: dict[str, Home], tmp_path: Path
+) -> None:
+    log = tmp_path / "service.log"
+    log.write_text("".join(
+        f"2026-11-30 12:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 7} "
+        f"processed batch {i} in {i % 97} ms\n"
+        for i in range(3000)
+    ))
+    plain_raw = homes["plain"].run(f"PATH = {str(log)!r}\n" + READ)["raw"]
+    raw = homes["pip"].run(f"PATH = {str(log)!r}\n" + READ)["raw"]
+    plain, got = json.loads(plain_raw), json.loads(raw)
+    assert len(plain_raw.encode()) > 24_576  # over snip's default budget
+    assert len(raw.encode()) < len(plain_raw.encode())
+    assert list(got) == list(plain)
+    for key in plain:
+        if key != "content":
+            assert got[key] == plain[key], key
+    content, original = got["content"], plain["content"]
+    assert any(line.startswith("[snip:") for line in content.splitlines())
+    first, last = original.splitlines()[0], original.splitlines()[-1]
+    assert content.startswith(first) and content.rstrip().endswith(last)
