@@ -225,6 +225,9 @@ fn settings_come_from_the_environment() {
     assert_eq!(snip_context(dir.path(), &[], &env, &input).stdout, input);
 }
 
+/// Extra environment variables of one case.
+type Env = Vec<(&'static str, &'static str)>;
+
 #[test]
 fn passes_through_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
@@ -235,7 +238,7 @@ fn passes_through_byte_identical() {
         .as_array_mut()
         .unwrap()
         .push(json!({"no_type": true}));
-    let cases: Vec<(Vec<u8>, Vec<(&str, &str)>)> = vec![
+    let cases: Vec<(Vec<u8>, Env)> = vec![
         (b"not json at all\n".to_vec(), vec![]),
         (truncated, vec![]),
         (b"{\"model\": \"m\"}\n".to_vec(), vec![]),
