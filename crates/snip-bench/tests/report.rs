@@ -1,0 +1,174 @@
+//! The report: totals are the sums of rows, every reported recovery is real, and the
+//! clue check can fail.
+
+use snip_bench::clue::{self, CallArgs};
+use snip_bench::report::{self, bench_input, Input, RecoveredBy, Row};
+use snip_bench::store::TempStore;
+use snip_bench::{BenchStore, Kind, Options};
+use snip_core::marker::{Marker, RestoreCall};
+use snip_core::Retention;
+
+fn quick() -> Options {
+    Options {
+        iterations: 1,
+        ..Options::default()
+    }
+}
+
+fn check_totals(rows: &[Row], t: &snip_bench::Totals) {
+    let sum = |f: fn(&Row) -> u64| rows.iter().map(f).sum::<u64>();
+    let count = |f: fn(&Row) -> bool| rows.iter().filter(|r| f(r)).count() as u64;
+    assert_eq!(t.rows, rows.len() as u64);
+    assert_eq!(t.bytes_before, sum(|r| r.bytes_before));
+    assert_eq!(t.bytes_after, sum(|r| r.bytes_after));
+    assert_eq!(t.tokens_before, sum(|r| r.tokens_before));
+    assert_eq!(t.tokens_after, sum(|r| r.tokens_after));
+    let pct = 100.0 * (t.tokens_before - t.tokens_after) as f64 / t.tokens_before as f64;
+    assert!((t.tokens_saved_pct - pct).abs() < 0.01);
+    assert_eq!(t.clues_visible, count(|r| r.clue_visible));
+    assert_eq!(t.clues_recoverable, count(|r| r.clue_recoverable));
+    assert_eq!(t.diffs_changed, count(|r| r.diff_identical == Some(false)));
+    assert_eq!(t.json_invalid, count(|r| r.json_valid == Some(false)));
+}
+
+#[test]
+fn report_rows_and_totals_are_consistent_and_recoveries_real() {
+    let mut store = TempStore::new().unwrap();
+    let rep = report::build(&quick(), &mut store).unwrap();
+    assert_eq!(rep.shapes.rows.len(), 8);
+    assert_eq!(rep.captures.rows.len(), 26);
+    for section in [&rep.shapes, &rep.captures] {
+        check_totals(&section.rows, &section.totals);
+        for r in &section.rows {
+            assert!(r.deterministic, "{}", r.name);
+            assert_eq!(r.diff_identical.is_some(), r.kind == Kind::Diff);
+            assert_eq!(r.json_valid.is_some(), r.kind == Kind::Json);
+            assert_eq!(
+                r.clue_recoverable,
+                r.clue_visible || r.recovered_by.is_some()
+            );
+            if r.bytes_after == r.bytes_before {
+                assert_eq!(r.tokens_after, r.tokens_before);
+            }
+            // Re-run every reported recovery against the store: it must hold.
+            if let Some(call) = &r.restore_call {
+                let args = clue::parse_call(call).unwrap();
+                let got = store.restore(&args).unwrap();
+                assert!(got.text.contains(&r.clue), "{}: {call}", r.name);
+                assert_eq!(Some(got.response_bytes), r.restore_response_bytes);
+            }
+        }
+    }
+    // The rendered forms carry every row and the totals.
+    let json: serde_json::Value = serde_json::from_str(&snip_bench::render::json(&rep)).unwrap();
+    for key in ["shapes", "captures"] {
+        assert_eq!(
+            json[key]["rows"].as_array().unwrap().len(),
+            if key == "shapes" { 8 } else { 26 }
+        );
+        for k in [
+            "bytes_before",
+            "bytes_after",
+            "tokens_before",
+            "tokens_after",
+            "tokens_saved_pct",
+            "clues_visible",
+            "clues_recoverable",
+            "diffs_changed",
+            "json_invalid",
+        ] {
+            assert!(json[key]["totals"][k].is_number(), "{key}.totals.{k}");
+        }
+    }
+    let text = snip_bench::render::text(&rep);
+    let md = snip_bench::render::markdown(&rep);
+    for r in rep.shapes.rows.iter().chain(&rep.captures.rows) {
+        assert!(text.contains(&r.name) && md.contains(&r.name));
+    }
+    assert_eq!(text.matches("TOTAL").count(), 2);
+    assert_eq!(md.matches("**TOTAL**").count(), 2);
+}
+
+#[test]
+fn unchanged_small_output_keeps_its_clue_without_a_call() {
+    let mut store = TempStore::new().unwrap();
+    let input = Input {
+        name: "tiny".into(),
+        kind: Kind::Text,
+        bytes: b"build ok: 3 targets\n".to_vec(),
+        clue: "3 targets".into(),
+        exit_code: Some(0),
+    };
+    let row = bench_input(&input, &quick(), &mut store);
+    assert_eq!(row.bytes_after, row.bytes_before);
+    assert_eq!(row.tokens_after, row.tokens_before);
+    assert!(row.clue_visible && row.clue_recoverable);
+    assert_eq!(row.markers, 0);
+    assert_eq!(row.tokens_saved_pct, 0.0);
+
+    let missing = Input {
+        clue: "not in the output".into(),
+        ..input
+    };
+    let row = bench_input(&missing, &quick(), &mut store);
+    assert!(!row.clue_visible && !row.clue_recoverable);
+}
+
+fn marker(id: &str, call: RestoreCall) -> String {
+    Marker {
+        what: "2 lines elided".into(),
+        rule: "head-tail-elide",
+        lines: None,
+        bytes: None,
+        restore: Some(call),
+    }
+    .render(Some(id))
+}
+
+#[test]
+fn recovery_prefers_the_marker_call_then_search_and_can_fail() {
+    let mut store = TempStore::new().unwrap();
+    let original = b"alpha\nbeta\nTHE CLUE LINE\ndelta\n";
+    let Retention::Retained { id } = store.retain(original) else {
+        panic!("the temp store retains");
+    };
+
+    let covering = marker(&id, RestoreCall::Lines { start: 3, end: 3 });
+    let out = format!("alpha\n{covering}\ndelta\n");
+    let found = report::recover(&clue::markers(out.as_bytes()), "THE CLUE", &mut store);
+    let (by, call, size) = found.expect("the marker's own call returns line 3");
+    assert_eq!(by, RecoveredBy::MarkerCall);
+    assert_eq!(
+        call,
+        covering
+            .split("restore: ")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches(']')
+    );
+    assert!(size > "THE CLUE LINE".len() as u64);
+
+    let elsewhere = marker(&id, RestoreCall::Lines { start: 1, end: 2 });
+    let out = format!("{elsewhere}\nTHE END\n");
+    let (by, call, _) =
+        report::recover(&clue::markers(out.as_bytes()), "THE CLUE", &mut store).unwrap();
+    assert_eq!(by, RecoveredBy::Search);
+    assert_eq!(
+        clue::parse_call(&call).unwrap().query.as_deref(),
+        Some("THE CLUE")
+    );
+
+    let unknown = marker(
+        "sn_000000000000000000000000",
+        RestoreCall::Lines { start: 1, end: 4 },
+    );
+    assert!(report::recover(&clue::markers(unknown.as_bytes()), "THE CLUE", &mut store).is_none());
+    assert!(report::recover(&[], "THE CLUE", &mut store).is_none());
+
+    let bad = CallArgs {
+        id: id.clone(),
+        mode: "sideways".into(),
+        ..CallArgs::default()
+    };
+    assert!(store.restore(&bad).is_err());
+}
