@@ -9,7 +9,8 @@ use snip_core::marker;
 use snip_core::rules::json_fields::{apply, looks_like_json, JsonElision, SEPARATOR};
 use snip_core::Config;
 
-const ID: &str = "sn_0123456789abcdef0123456789abcdef";
+/// A store id of the real shape (`sn_` + 24 hex).
+const ID: &str = "sn_0123456789abcdef01234567";
 
 fn corpus(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -164,6 +164,9 @@ fn apply_with(
         if lossy_allowed && doc.size() > config.max_bytes {
             doc.elide(config.max_bytes);
         }
+        if doc.size() >= doc.scan.root.1 - doc.scan.root.0 {
+            return None; // nothing saved: skip writing a copy
+        }
         let mut out = Vec::with_capacity(doc.size());
         out.extend_from_slice(&input[..doc.scan.root.0]);
         let mut stats = Stats::default();
@@ -213,6 +216,9 @@ fn json_lines(
             }
         }
     }
+    if total(&docs) >= input.len() {
+        return None;
+    }
     let mut out = Vec::with_capacity(total(&docs));
     let mut stats = Stats::default();
     let mut pos = 0;
@@ -260,6 +266,8 @@ struct ScanParams {
     keeps: [usize; 2],
     /// Shortest raw string content that could ever be elided.
     min_lossy: usize,
+    /// Finds [`MARKER_NEEDLE`].
+    marker: memmem::Finder<'static>,
 }
 
 impl ScanParams {
@@ -269,6 +277,7 @@ impl ScanParams {
         ScanParams {
             keeps: [a, a.min(1)],
             min_lossy: tight.saturating_mul(2).saturating_add(MIN_ELIDED),
+            marker: memmem::Finder::new(MARKER_NEEDLE.as_bytes()),
         }
     }
 }
@@ -589,9 +598,7 @@ impl Scanner<'_, '_> {
         let mut j = start;
         let (mut cr_or_esc, mut newlines) = (false, 0u32);
         loop {
-            while j < self.end && !STR_SPECIAL[b[j] as usize] {
-                j += 1;
-            }
+            j = next_special(b, j, self.end);
             if j >= self.end {
                 return None;
             }
@@ -630,23 +637,22 @@ impl Scanner<'_, '_> {
 
     fn string_value(&mut self) -> Option<()> {
         let open = self.i;
-        let ptr_upper = self.child_ptr_upper();
         let (s, e, text_flags) = self.string()?;
         let content = &self.b[s..e];
         let len = e - s;
-        let marked = len >= 20 && holds_marker(content);
-        if marked {
+        let wanted = len >= self.p.min_lossy || (text_flags && len >= LOSSLESS_MIN);
+        let element_marker = content.starts_with(b"[snip: ");
+        let marked = (wanted || element_marker) && self.p.marker.find(content).is_some();
+        if marked && element_marker {
             if let Some(top) = self.stack.last_mut() {
-                if top.array && content.starts_with(b"[snip: ") {
-                    top.has_marker = true;
-                }
+                top.has_marker |= top.array;
             }
         }
         let lossless = text_flags && len >= LOSSLESS_MIN && !marked;
         let mut lossy = !marked && len >= self.p.min_lossy;
         let mut ptr = None;
         if lossy && self.pointers_on {
-            if ptr_upper <= len {
+            if self.child_ptr_upper() <= len {
                 ptr = Some(self.build_pointer());
             } else {
                 lossy = false;
@@ -738,10 +744,35 @@ fn digits(n: usize) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// Whether raw string content already holds a `json-fields` marker.
-fn holds_marker(content: &[u8]) -> bool {
-    memmem::find(content, b"[snip: ").is_some()
-        && memmem::find(content, " \u{b7} json-fields \u{b7} ".as_bytes()).is_some()
+/// What every `json-fields` marker holds (the rule between its ` · ` separators).
+const MARKER_NEEDLE: &str = " \u{b7} json-fields \u{b7} ";
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The first offset in `b[j..end]` holding `"`, `\` or a control character (`end` when
+/// none), eight bytes at a time.
+fn next_special(b: &[u8], mut j: usize, end: usize) -> usize {
+    while j + 8 <= end {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&b[j..j + 8]);
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (LO * b'"' as u64);
+        let bslash = x ^ (LO * b'\\' as u64);
+        // Per byte: zero after the xor, or below 0x20. The lowest flagged byte is exact.
+        let m = ((quote.wrapping_sub(LO) & !quote)
+            | (bslash.wrapping_sub(LO) & !bslash)
+            | (x.wrapping_sub(LO * 0x20) & !x))
+            & HI;
+        if m != 0 {
+            return j + (m.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while j < end && !STR_SPECIAL[b[j] as usize] {
+        j += 1;
+    }
+    j
 }
 
 // ---------------------------------------------------------------------------------------
