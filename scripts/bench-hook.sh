@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Benchmarks (figures, not pass/fail):
+#  1. `snip hook claude-code` as a whole process on a ~50 KB Bash PostToolUse payload
+#     (store writes and ledger included) against `cat` on the same payload, with
+#     hyperfine (Debian package) when present, else a timing loop; medians.
+#  2. The MCP `snip_restore` round trip over an open session (Python `mcp` client).
+# Uses the release build; installs the Python client into .venv-mcp/ when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS="${RUNS:-300}"
+cargo build --quiet --release -p snip-cli
+SNIP="$PWD/target/release/snip"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export SNIP_STORE_DIR="$work/store"
+
+python3 - "$work/payload.json" <<'PY'
+import json, sys
+log = open("fixtures/corpus/cargo-test-fail-notty.txt").read()
+payload = {"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+           "tool_input": {"command": "cargo test"},
+           "tool_response": {"stdout": log, "stderr": "", "interrupted": False, "isImage": False}}
+open(sys.argv[1], "w").write(json.dumps(payload))
+PY
+echo "payload: $(wc -c < "$work/payload.json") bytes"
+"$SNIP" hook claude-code < "$work/payload.json" > "$work/reply.json"
+echo "reply:   $(wc -c < "$work/reply.json") bytes"
+
+if command -v hyperfine >/dev/null; then
+    hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
+        --input "$work/payload.json" "cat" "$SNIP hook claude-code" >/dev/null
+    python3 - "$work/hf.json" <<'PY'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+cat = r["cat"]["median"] * 1000
+hook = [v for k, v in r.items() if k != "cat"][0]["median"] * 1000
+print(f"median: cat {cat:.3f} ms, snip hook claude-code {hook:.3f} ms, ratio {hook / cat:.2f}x")
+PY
+else
+    python3 - "$SNIP" "$work/payload.json" "$RUNS" <<'PY'
+import statistics, subprocess, sys, time
+snip, payload, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def med(cmd):
+    ts = []
+    for _ in range(runs):
+        with open(payload, "rb") as f:
+            t0 = time.perf_counter(); subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, check=True)
+            ts.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(ts)
+cat, hook = med(["cat"]), med([snip, "hook", "claude-code"])
+print(f"median: cat {cat:.3f} ms, snip hook claude-code {hook:.3f} ms, ratio {hook / cat:.2f}x")
+PY
+fi
+
+VENV=.venv-mcp
+if ! "$VENV/bin/python" -c "import mcp" 2>/dev/null; then
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "pytest>=8"
+fi
+id="$(grep -o 'sn_[0-9a-f]*' "$work/reply.json" | head -1)"
+"$VENV/bin/python" tests/mcp/bench_restore.py "$SNIP" "$SNIP_STORE_DIR" "$id" 500
