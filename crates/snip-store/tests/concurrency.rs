@@ -1,0 +1,306 @@
+//! Many processes at once: 8 writer processes × 200 puts under eviction pressure, and
+//! a writer killed with SIGKILL in the middle of writing an original.
+//!
+//! The writer processes are this test binary run again with `SNIP_STORE_TEST_CHILD`
+//! set: the same test function then plays the writer and exits.
+
+mod common;
+
+use snip_store::restore::sha256_hex;
+use snip_store::{LedgerRow, RestoreRequest, RestoreStatus, Store, StoreOptions, HEADER_LEN};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHILD: &str = "SNIP_STORE_TEST_CHILD";
+const WRITERS: u32 = 8;
+const PUTS: u32 = 200;
+const MAX_ENTRIES: usize = 60;
+const MAX_BYTES: u64 = 1 << 20;
+
+fn small_caps(dir: &Path) -> StoreOptions {
+    let mut o = StoreOptions::in_dir(dir);
+    o.max_entries = MAX_ENTRIES;
+    o.max_bytes = MAX_BYTES;
+    o.max_entry_bytes = 64 * 1024;
+    o
+}
+
+/// A deterministic original of 1 to ~48 KiB for writer `w`, put `k`.
+fn original(w: u32, k: u32) -> Vec<u8> {
+    let mut x = (u64::from(w) << 32 | u64::from(k)).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let len = 1024 + (x % (47 * 1024)) as usize;
+    let mut out = format!("writer {w} put {k} ✓\n").into_bytes();
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(format!("{x:016x} line of writer {w}\n").as_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// Restores `id` page by page: `Some(bytes)` when present, `None` when not found.
+/// Panics on any other status.
+fn fetch(store: &Store, id: &str) -> Option<Vec<u8>> {
+    let mut req = RestoreRequest::bytes(id, 0, None);
+    req.max_bytes = Some(65536);
+    let mut out = Vec::new();
+    loop {
+        let r = store.restore(&req);
+        match r.status {
+            RestoreStatus::Ok => {}
+            // Evicted between two pages is absent too.
+            RestoreStatus::NotFound => return None,
+            s => panic!("{id}: {s:?}: {}", r.note),
+        }
+        out.extend(r.content_bytes().unwrap());
+        match r.next {
+            Some(n) => req.start = Some(n),
+            None => {
+                assert_eq!(
+                    r.sha256.as_deref(),
+                    Some(sha256_hex(&out).as_str()),
+                    "{id}: partial or wrong bytes"
+                );
+                return Some(out);
+            }
+        }
+    }
+}
+
+fn spawn_child(test: &str, role: String) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, role)
+        // The harness's own report lines would be mistaken for the parent's.
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn writer(dir: &Path, w: u32) {
+    let store = Store::open(&small_caps(dir)).unwrap();
+    for k in 0..PUTS {
+        let o = original(w, k);
+        let id = store.put(&o).unwrap();
+        store
+            .try_record(&LedgerRow {
+                time_ms: 1,
+                source: format!("writer-{w}"),
+                before: o.len() as u64,
+                after: 100,
+                rules: vec!["head-tail-elide".into()],
+                id: Some(id.clone()),
+                retained: true,
+                lossy: true,
+                note: None,
+            })
+            .unwrap();
+        // Read back while others write and evict: whole and right, or absent.
+        if k % 7 == 0 {
+            if let Some(back) = fetch(&store, &id) {
+                assert!(back == o, "writer {w} put {k}: wrong bytes");
+            }
+        }
+    }
+}
+
+/// Checks every entry file: its header matches its size and its bytes their SHA-256.
+fn check_entries(objects: &Path) -> (u64, u64) {
+    let (mut n, mut bytes) = (0, 0);
+    for e in std::fs::read_dir(objects).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("sn_") {
+            continue;
+        }
+        let data = std::fs::read(e.path()).unwrap();
+        let header = std::str::from_utf8(&data[..HEADER_LEN]).unwrap();
+        let sha = &header[24..88];
+        let len: usize = header[95..115].parse().unwrap();
+        assert_eq!(data.len(), HEADER_LEN + len, "{name}: partial entry");
+        assert_eq!(
+            sha256_hex(&data[HEADER_LEN..]),
+            sha,
+            "{name}: bytes do not match"
+        );
+        n += 1;
+        bytes += data.len() as u64;
+    }
+    (n, bytes)
+}
+
+#[test]
+fn eight_writer_processes_under_eviction_pressure() {
+    if let Ok(role) = std::env::var(CHILD) {
+        if let Some(rest) = role.strip_prefix("writer:") {
+            let (dir, w) = rest.rsplit_once(':').unwrap();
+            writer(Path::new(dir), w.parse().unwrap());
+        }
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::open(&small_caps(&dir)).unwrap();
+    let objects = dir.join("objects");
+    let children: Vec<Child> = (0..WRITERS)
+        .map(|w| {
+            spawn_child(
+                "eight_writer_processes_under_eviction_pressure",
+                format!("writer:{}:{w}", dir.display()),
+            )
+        })
+        .collect();
+    // Watch the totals while they write: an entry is renamed in before the eviction
+    // that makes room for it, so at most one over the cap is ever visible.
+    let mut most = 0;
+    let mut children = children;
+    while children.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
+        let n = std::fs::read_dir(&objects)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("sn_"))
+            })
+            .count();
+        most = most.max(n);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a writer process failed");
+    }
+    assert!(
+        most <= MAX_ENTRIES + 1,
+        "saw {most} entries with a cap of {MAX_ENTRIES}"
+    );
+
+    // Every original: fully present with the right bytes, or absent.
+    let mut present = 0;
+    for w in 0..WRITERS {
+        for k in 0..PUTS {
+            let o = original(w, k);
+            if let Some(back) = fetch(&store, &store.id_for(&o)) {
+                assert!(back == o);
+                present += 1;
+            }
+        }
+    }
+    let (entries, bytes) = check_entries(&objects);
+    assert_eq!(entries, present);
+    assert!(
+        entries as usize <= MAX_ENTRIES && bytes <= MAX_BYTES,
+        "{entries} entries, {bytes} bytes"
+    );
+    assert!(
+        entries >= 5,
+        "eviction removed almost everything: {entries} left"
+    );
+    // No temp file is left behind by writers that finished.
+    assert!(std::fs::read_dir(&objects).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".tmp-")));
+    // The usage counters kept under the lock agree with the directory.
+    let usage: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("lock")).unwrap()).unwrap();
+    assert_eq!(usage["entries"], entries);
+    assert_eq!(usage["bytes"], bytes);
+    // Every ledger row arrived whole.
+    let (rows, bad) = store.ledger_rows(None);
+    assert_eq!((rows.len() as u32, bad), (WRITERS * PUTS, 0));
+    let gc = store.gc().unwrap();
+    assert_eq!((gc.evicted, gc.entries), (0, entries));
+}
+
+const BIG: usize = 24 << 20;
+
+fn big_original(k: u32) -> Vec<u8> {
+    let mut v = vec![b'.'; BIG];
+    for (i, chunk) in v.chunks_mut(4096).enumerate() {
+        let tag = format!("{k}:{i}\n");
+        chunk[..tag.len()].copy_from_slice(tag.as_bytes());
+    }
+    v
+}
+
+#[test]
+fn a_writer_killed_mid_write_leaves_no_visible_partial_entry() {
+    if let Ok(role) = std::env::var(CHILD) {
+        if let Some(dir) = role.strip_prefix("bigwriter:") {
+            let store = Store::open(&StoreOptions::in_dir(dir)).unwrap();
+            for k in 0.. {
+                store.put(&big_original(k)).unwrap();
+            }
+        }
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::open(&StoreOptions::in_dir(&dir)).unwrap();
+    let objects = dir.join("objects");
+    let full = (BIG + HEADER_LEN) as u64;
+    let mut caught = false;
+    for _attempt in 0..10 {
+        let mut child = spawn_child(
+            "a_writer_killed_mid_write_leaves_no_visible_partial_entry",
+            format!("bigwriter:{}", dir.display()),
+        );
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(30) {
+            let partial = std::fs::read_dir(&objects).unwrap().flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with(".tmp-")
+                    && e.metadata().is_ok_and(|m| m.len() > 0 && m.len() < full)
+            });
+            if partial {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        caught = std::fs::read_dir(&objects).unwrap().flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with(".tmp-")
+                && e.metadata().is_ok_and(|m| m.len() < full)
+        });
+        if caught {
+            break;
+        }
+    }
+    assert!(caught, "never caught the writer mid-write");
+    // Every visible entry is whole; every original is whole or absent.
+    check_entries(&objects);
+    let mut present = 0;
+    for k in 0..40 {
+        let o = big_original(k);
+        let id = store.id_for(&o);
+        match store
+            .restore(&RestoreRequest::bytes(&id, 0, Some(16)))
+            .status
+        {
+            RestoreStatus::Ok => {
+                let r = store.restore(&RestoreRequest::bytes(&id, BIG as u64 - 8, None));
+                assert_eq!(r.sha256.as_deref(), Some(sha256_hex(&o).as_str()));
+                assert_eq!(r.content_bytes().unwrap(), &o[BIG - 8..]);
+                present += 1;
+            }
+            RestoreStatus::NotFound => {}
+            s => panic!("{s:?}"),
+        }
+    }
+    let entries = check_entries(&objects).0;
+    assert_eq!(present, entries);
+    // The dead writer's lock is gone: the store still takes originals, and gc removes
+    // its temp file once it is old enough.
+    assert!(store.put(b"after the crash").is_ok());
+    std::thread::sleep(Duration::from_millis(2100));
+    let gc = store.gc().unwrap();
+    assert!(gc.stale_temp_files >= 1, "{gc:?}");
+    assert!(std::fs::read_dir(&objects).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".tmp-")));
+}

@@ -1,0 +1,195 @@
+//! Store safety: modes 0700/0600, refused symlinks and foreign owners, planted files.
+
+mod common;
+
+use common::temp_store;
+use snip_store::{LedgerRow, RestoreRequest, RestoreStatus, Store, StoreError, StoreOptions};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+fn mode(p: &std::path::Path) -> u32 {
+    fs::symlink_metadata(p).unwrap().mode() & 0o7777
+}
+
+#[test]
+fn directories_are_0700_and_files_0600() {
+    let (_d, store) = temp_store(|_| {});
+    let id = store.put(b"an original\n").unwrap();
+    store
+        .try_record(&LedgerRow {
+            time_ms: 1,
+            source: "test".into(),
+            before: 10,
+            after: 5,
+            rules: vec![],
+            id: Some(id.clone()),
+            retained: true,
+            lossy: true,
+            note: None,
+        })
+        .unwrap();
+    let dir = store.dir().to_path_buf();
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("objects")), 0o700);
+    for f in ["key", "lock", "ledger.jsonl"] {
+        assert_eq!(mode(&dir.join(f)), 0o600, "{f}");
+    }
+    assert_eq!(mode(&dir.join("objects").join(&id)), 0o600);
+    // No other file was left behind (temp files are renamed or removed).
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["key", "ledger.jsonl", "lock", "objects"]);
+    assert_eq!(fs::read_dir(dir.join("objects")).unwrap().count(), 1);
+}
+
+#[test]
+fn an_existing_open_directory_of_ours_is_tightened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    Store::open(&StoreOptions::in_dir(&dir)).unwrap();
+    assert_eq!(mode(&dir), 0o700);
+}
+
+#[test]
+fn a_symlinked_store_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = tmp.path().join("real");
+    fs::create_dir(&real).unwrap();
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let err = Store::open(&StoreOptions::in_dir(&link)).unwrap_err();
+    assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("symlink") && msg.contains("SNIP_STORE_DIR") && !msg.contains('\n'),
+        "{msg}"
+    );
+    assert_eq!(
+        fs::read_dir(&real).unwrap().count(),
+        0,
+        "nothing written through the link"
+    );
+    // A symlinked objects/ directory inside a real store is refused too.
+    let store_dir = tmp.path().join("store");
+    Store::open(&StoreOptions::in_dir(&store_dir)).unwrap();
+    fs::remove_dir(store_dir.join("objects")).unwrap();
+    std::os::unix::fs::symlink(&real, store_dir.join("objects")).unwrap();
+    assert!(matches!(
+        Store::open(&StoreOptions::in_dir(&store_dir)),
+        Err(StoreError::Refused { .. })
+    ));
+}
+
+#[test]
+fn a_foreign_owned_store_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = if rustix::process::geteuid().is_root() {
+        let d = tmp.path().join("theirs");
+        fs::create_dir(&d).unwrap();
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::chown(&d, Some(65534), Some(65534)).unwrap();
+        d
+    } else {
+        // Not root: a root-owned directory is foreign.
+        std::path::PathBuf::from("/")
+    };
+    let err = Store::open(&StoreOptions::in_dir(&dir)).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::Refused { .. }), "{msg}");
+    assert!(msg.contains("owned by uid"), "{msg}");
+    if dir != std::path::Path::new("/") {
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn a_planted_symlink_entry_is_not_followed() {
+    let (d, store) = temp_store(|_| {});
+    let secret = d.path().join("secret");
+    fs::write(&secret, b"not yours").unwrap();
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o600)).unwrap();
+    let id = store.id_for(b"something");
+    std::os::unix::fs::symlink(&secret, store.dir().join("objects").join(&id)).unwrap();
+    let r = store.restore(&RestoreRequest::full(&id));
+    assert_eq!(r.status, RestoreStatus::Error, "{}", r.note);
+    assert!(r.content.is_none());
+}
+
+#[test]
+fn a_key_readable_by_others_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    Store::open(&StoreOptions::in_dir(&dir)).unwrap();
+    fs::set_permissions(dir.join("key"), fs::Permissions::from_mode(0o644)).unwrap();
+    let err = Store::open(&StoreOptions::in_dir(&dir)).unwrap_err();
+    assert!(err.to_string().contains("chmod 600"), "{err}");
+}
+
+#[test]
+fn ids_are_stable_per_store_and_differ_across_stores() {
+    let (_a, one) = temp_store(|_| {});
+    let (_b, two) = temp_store(|_| {});
+    let x = b"the same original";
+    assert_eq!(one.id_for(x), one.put(x).unwrap());
+    let reopened = Store::open(one.options()).unwrap();
+    assert_eq!(reopened.id_for(x), one.id_for(x));
+    assert_ne!(one.id_for(x), two.id_for(x), "ids are keyed per store");
+}
+
+#[test]
+fn a_damaged_entry_answers_error_not_partial_content() {
+    let (_d, store) = temp_store(|_| {});
+    let id = store.put(&vec![b'z'; 5000]).unwrap();
+    let path = store.dir().join("objects").join(&id);
+    let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(3000).unwrap();
+    let r = store.restore(&RestoreRequest::bytes(&id, 0, None));
+    assert_eq!(r.status, RestoreStatus::Error);
+    assert!(r.note.contains("damaged"), "{}", r.note);
+    // Storing the original again repairs it.
+    assert_eq!(store.put(&vec![b'z'; 5000]).unwrap(), id);
+    assert_eq!(
+        store.restore(&RestoreRequest::bytes(&id, 0, None)).status,
+        RestoreStatus::Ok
+    );
+}
+
+#[test]
+fn caps_are_enforced_oldest_first() {
+    let (_d, store) = temp_store(|o| {
+        o.max_entries = 10;
+        o.max_entry_bytes = 4000;
+    });
+    // Over the entry cap: not retained.
+    let err = store.put(&vec![b'a'; 4001]).unwrap_err();
+    assert!(
+        err.to_string().contains("SNIP_STORE_MAX_ENTRY_BYTES"),
+        "{err}"
+    );
+    let mut ids = Vec::new();
+    for i in 0..25u32 {
+        ids.push(
+            store
+                .put(format!("original number {i}\n").as_bytes())
+                .unwrap(),
+        );
+        let n = fs::read_dir(store.dir().join("objects")).unwrap().count();
+        assert!(n <= 10, "{n} entries over a cap of 10");
+        // Distinct mtimes so that "oldest" is well defined.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // The newest are kept, the oldest evicted.
+    assert!(store.contains(ids.last().unwrap()));
+    assert!(!store.contains(&ids[0]));
+    let kept: Vec<bool> = ids.iter().map(|id| store.contains(id)).collect();
+    let first_kept = kept.iter().position(|&k| k).unwrap();
+    assert!(
+        kept[first_kept..].iter().all(|&k| k),
+        "eviction is oldest first: {kept:?}"
+    );
+}
