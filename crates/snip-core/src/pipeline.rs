@@ -121,32 +121,6 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
             counts: vec![("runs", runs), ("lines_removed", repeated)],
         });
     }
-    let mut lossy = false;
-    if lossy_allowed && doc.size() > config.max_bytes {
-        let raw = RawIndex::new(input);
-        let (tf, tl) = traceback_keep::apply(&mut doc, config, &raw);
-        if tf > 0 {
-            lossy = true;
-            rules.push(RuleReport {
-                id: "traceback-keep",
-                counts: vec![("frames_elided", tf), ("lines_elided", tl)],
-            });
-        }
-        if doc.size() > config.max_bytes {
-            if let Some((gaps, lines, bytes)) = head_tail_elide::apply(&mut doc, config, &raw, raw_offsets) {
-                lossy = true;
-                rules.push(RuleReport {
-                    id: "head-tail-elide",
-                    counts: vec![("gaps", gaps), ("lines_elided", lines), ("bytes_elided", bytes)],
-                });
-            }
-        }
-    }
-    if rules.is_empty() {
-        let mut o = Outcome::unchanged(input);
-        o.retention = retention;
-        return o;
-    }
     if frames > 0 || escapes > 0 {
         let mut parts = Vec::new();
         if frames > 0 {
@@ -165,6 +139,32 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
                 end: input.len() as u64,
             }),
         });
+    }
+    let mut lossy = false;
+    if lossy_allowed && doc.size() > config.max_bytes {
+        let raw = RawIndex::new(input);
+        let (tf, tl) = traceback_keep::apply(&mut doc, config, &raw);
+        if tf > 0 {
+            lossy = true;
+            rules.push(RuleReport {
+                id: "traceback-keep",
+                counts: vec![("frames_elided", tf), ("lines_elided", tl)],
+            });
+        }
+        if doc.size() > config.max_bytes {
+            if let Some((gaps, lines, bytes)) = elide_within_budget(&mut doc, config, &raw, raw_offsets) {
+                lossy = true;
+                rules.push(RuleReport {
+                    id: "head-tail-elide",
+                    counts: vec![("gaps", gaps), ("lines_elided", lines), ("bytes_elided", bytes)],
+                });
+            }
+        }
+    }
+    if rules.is_empty() {
+        let mut o = Outcome::unchanged(input);
+        o.retention = retention;
+        return o;
     }
     if retention.is_none() {
         retention = Some(store.retain(input));
@@ -186,6 +186,34 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
     }
 }
 
+/// Runs `head-tail-elide`, shrinking head and tail when markers and the footer push
+/// the result over the budget (so that a second pass finds nothing to elide).
+fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> Option<(u64, u64, u64)> {
+    let mut cfg = config.clone();
+    for attempt in 0..8 {
+        if attempt == 7 {
+            // Markers alone fill a tiny budget: keep only them.
+            cfg.head_bytes = 0;
+            cfg.tail_bytes = 0;
+            cfg.salient_bytes = 0;
+        }
+        let mut trial = doc.clone();
+        let Some(r) = head_tail_elide::apply(&mut trial, &cfg, raw, raw_offsets) else {
+            continue;
+        };
+        let size = trial.size();
+        if size <= config.max_bytes || attempt == 7 {
+            *doc = trial;
+            return Some(r);
+        }
+        let over = size - config.max_bytes + 16;
+        cfg.head_bytes = cfg.head_bytes.saturating_sub(over / 2 + 1);
+        cfg.tail_bytes = cfg.tail_bytes.saturating_sub(over / 2 + 1);
+        cfg.salient_bytes = cfg.salient_bytes.saturating_sub(over);
+    }
+    None
+}
+
 /// See [`crate::rules::apply_one`].
 pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u8>> {
     let mut doc = Doc::from_raw(input);
@@ -195,7 +223,17 @@ pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u
             return diff_protect::is_diff(input).then(|| input.to_vec());
         }
         "json-fields" => return json_fields::apply(input, config, None, true).map(|j| j.output),
-        "terminal-render" => return terminal_render::render(input).map(|r| r.doc.render(None)),
+        "terminal-render" => {
+            let mut r = terminal_render::render(input)?;
+            r.doc.footer.push(Marker {
+                what: format!("removed {} redrawn progress frames", r.frames_removed),
+                rule: "terminal-render",
+                lines: None,
+                bytes: None,
+                restore: None,
+            });
+            return Some(r.doc.render(None));
+        }
         "ansi-strip" => {
             if ansi_strip::apply(&mut doc) == 0 {
                 return None;

@@ -18,6 +18,10 @@ use std::borrow::Cow;
 /// runs to the end of `s` or of the line).
 pub(crate) fn escape_len(s: &[u8]) -> usize {
     let Some(&kind) = s.get(1) else { return 1 };
+    if !kind.is_ascii() {
+        // ESC before a multi-byte character: drop the ESC alone, never half a character.
+        return 1;
+    }
     match kind {
         b'[' => {
             let mut j = 2;
@@ -44,9 +48,9 @@ pub(crate) fn escape_len(s: &[u8]) -> usize {
                     _ => j += 1,
                 }
             }
-            cap
+            crate::text::floor_char_boundary(s, cap).max(2)
         }
-        b'(' | b')' | b'*' | b'+' | b'#' | b'%' => 3.min(s.len()),
+        b'(' | b')' | b'*' | b'+' | b'#' | b'%' if s.get(2).is_some_and(u8::is_ascii) => 3,
         _ => 2,
     }
 }

@@ -254,7 +254,8 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             i = j;
         }
         out.extend_from_slice(&tail);
-        let size: usize = out.iter().map(|l| doc.line_size(l)).sum();
+        let footer: usize = doc.footer.iter().map(|m| m.render(Some(SIZING_ID)).len() + 2).sum();
+        let size: usize = out.iter().map(|l| doc.line_size(l)).sum::<usize>() + footer;
         let _ = (head_size, tail_size);
         if size <= config.max_bytes || !keep.iter().any(|&k| k) {
             doc.lines = out;

@@ -939,6 +939,18 @@ impl Fenwick {
     }
 }
 
+/// A piece that can be elided: a string (index into [`Scan::strings`]) or an array
+/// middle (index into [`Scan::arrays`], variant index into its `mids`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Piece {
+    Str(usize),
+    Arr(usize, usize),
+}
+
+/// How many times a level looks for the smallest sufficient piece before going on
+/// largest first (bounds the work on adversarial input).
+const FINAL_TRIES: usize = 8;
+
 /// Which pieces a level may elide, and at which keep.
 #[derive(Clone, Copy)]
 struct Level {
@@ -1240,11 +1252,6 @@ impl<'a> Doc<'a> {
 
     /// Runs one level while over `budget`, the largest saving first.
     fn run_level(&mut self, level: Level, budget: usize) {
-        #[derive(PartialEq, Eq, PartialOrd, Ord)]
-        enum Piece {
-            Str(usize),
-            Arr(usize, usize),
-        }
         let mut heap = BinaryHeap::new();
         if let Some(keep) = level.strings {
             for i in 0..self.scan.strings.len() {
@@ -1280,39 +1287,52 @@ impl<'a> Doc<'a> {
                 heap.push((saving, std::cmp::Reverse(a.mids[v].s), Piece::Arr(j, v)));
             }
         }
+        let keep = level.strings.unwrap_or(0);
+        let mut final_tries = 0;
         while self.size() > budget {
+            let excess = self.size() - budget;
+            // The last step: the smallest piece that is enough on its own, rather than
+            // the largest, so the budget is met without overshooting it.
+            if final_tries < FINAL_TRIES && heap.peek().is_some_and(|top| top.0 >= excess) {
+                final_tries += 1;
+                let mut enough: Vec<_> = heap.iter().filter(|e| e.0 >= excess).collect();
+                enough.sort_unstable();
+                let pick = enough
+                    .into_iter()
+                    .map(|e| e.2)
+                    .find(|&p| self.saving_now(p, keep) >= excess);
+                if let Some(piece) = pick {
+                    self.apply_piece(piece, keep);
+                    continue;
+                }
+            }
             let Some((saving, at, piece)) = heap.pop() else {
                 break;
             };
-            match piece {
-                Piece::Str(i) => {
-                    if self.state.str_covered[i] {
-                        continue;
-                    }
-                    let keep = level.strings.unwrap_or(0);
-                    let now = self.string_saving(i, keep);
-                    if now < saving {
-                        if now > 0 {
-                            heap.push((now, at, piece));
-                        }
-                        continue;
-                    }
-                    self.apply_string(i, keep);
+            let now = self.saving_now(piece, keep);
+            if now < saving {
+                if now > 0 {
+                    heap.push((now, at, piece));
                 }
-                Piece::Arr(j, v) => {
-                    if self.state.arr_covered[j] {
-                        continue;
-                    }
-                    let (now, _) = self.array_saving(j, v);
-                    if now < saving {
-                        if now > 0 {
-                            heap.push((now, at, piece));
-                        }
-                        continue;
-                    }
-                    self.apply_array(j, v);
-                }
+                continue;
             }
+            self.apply_piece(piece, keep);
+        }
+    }
+
+    /// What eliding `piece` would save now (0 when it is covered or not worth it).
+    fn saving_now(&self, piece: Piece, keep: usize) -> usize {
+        match piece {
+            Piece::Str(i) if !self.state.str_covered[i] => self.string_saving(i, keep),
+            Piece::Arr(j, v) if !self.state.arr_covered[j] => self.array_saving(j, v).0,
+            _ => 0,
+        }
+    }
+
+    fn apply_piece(&mut self, piece: Piece, keep: usize) {
+        match piece {
+            Piece::Str(i) => self.apply_string(i, keep),
+            Piece::Arr(j, v) => self.apply_array(j, v),
         }
     }
 

@@ -374,7 +374,8 @@ impl Term {
         let Some(&kind) = s.get(1) else { return 1 };
         match kind {
             b'[' => self.csi(s),
-            b']' | b'P' | b'_' | b'^' | b'X' => string_len(s),
+            _ if !kind.is_ascii() => 1,
+            b']' | b'P' | b'_' | b'^' | b'X' => crate::rules::ansi_strip::escape_len(s),
             b'7' => {
                 self.resolve();
                 self.saved = Some((self.cur, self.col));
@@ -392,8 +393,7 @@ impl Term {
                 self.dirty = true;
                 2
             }
-            b'(' | b')' | b'*' | b'+' | b'#' | b'%' => 3.min(s.len()),
-            _ => 2,
+            _ => crate::rules::ansi_strip::escape_len(s),
         }
     }
 
@@ -410,6 +410,9 @@ impl Term {
             return s.len();
         }
         let fin = s[j];
+        if !(0x40..=0x7e).contains(&fin) {
+            return j; // malformed: drop what was read, keep the next byte as text
+        }
         let params = &s[2..j];
         let len = j + 1;
         if params.first() == Some(&b'?') || params.first() == Some(&b'>') {
@@ -569,22 +572,6 @@ impl Term {
         self.status.clear();
         self.dirty = true;
     }
-}
-
-/// Length of an OSC/DCS/APC/PM/SOS string starting at `s[0] == ESC`, up to and
-/// including its terminator (BEL or `ESC \`). Unterminated: the whole rest, capped.
-fn string_len(s: &[u8]) -> usize {
-    let cap = s.len().min(1 << 16);
-    let mut j = 2;
-    while j < cap {
-        match s[j] {
-            0x07 => return j + 1,
-            0x1b if s.get(j + 1) == Some(&b'\\') => return j + 2,
-            0x1b | b'\n' => return j,
-            _ => j += 1,
-        }
-    }
-    cap
 }
 
 /// Display width in terminal cells (invalid UTF-8 bytes count one cell each).
