@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs every check and test of the project, as CI does (.ci/run calls this script).
+#
+#   1. cargo fmt --check, cargo clippy (all targets, warnings are errors)
+#   2. cargo test for every crate except the Python module (which maturin builds)
+#   3. every scripts/test-*.sh: integration tests against the real hosts (Hermes
+#      Agent, the Python MCP client, OpenCode), each installing what it needs into a
+#      project-local, git-ignored directory that later runs reuse
+#
+# Usage: scripts/test.sh            everything
+#        scripts/test.sh --quick    steps 1-2 only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+passed=0
+failed=0
+failures=()
+
+run() {
+    local name="$1"
+    shift
+    step "$name"
+    local t0=$SECONDS
+    if "$@"; then
+        passed=$((passed + 1))
+        printf '==> %s: ok (%ss)\n' "$name" "$((SECONDS - t0))"
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+        printf '==> %s: FAILED (%ss)\n' "$name" "$((SECONDS - t0))"
+    fi
+}
+
+run "cargo fmt --check" cargo fmt --all -- --check
+run "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+run "cargo test" cargo test --workspace --exclude snip-py --locked
+
+if [ "${1:-}" != "--quick" ]; then
+    cargo build --locked -p snip-cli >/dev/null
+    for s in scripts/test-*.sh; do
+        run "$s" bash "$s"
+    done
+fi
+
+echo
+if [ "$failed" -gt 0 ]; then
+    printf 'failed: %s\n' "${failures[@]}"
+fi
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
