@@ -1,12 +1,181 @@
-//! `snip restore` (placeholder: owned by the work on this subcommand).
-use anyhow::Result;
+//! `snip restore`: get back what a marker says was removed.
+//!
+//! Prints the store's JSON response (see `docs/restore.md`) or, with `--raw`, only
+//! the content's exact bytes. Exit status: 0 `ok`; 1 `not_found` or `expired`;
+//! 2 `invalid` (and bad flags); 3 `too_large`; 4 `unavailable` or `error`. On any
+//! status but `ok`, one line on stderr says what happened and what to do.
+use anyhow::{bail, Context, Result};
+use snip_store::{RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Arguments of `snip restore`.
 #[derive(clap::Args, Debug, Default)]
-pub struct Args {}
+#[command(group(clap::ArgGroup::new("mode").args(["bytes", "lines", "search", "full"])))]
+pub struct Args {
+    /// The store id from a marker (`sn_` + 24 hex), or the whole restore call copied
+    /// from a marker: 'snip_restore(id="sn_…", mode="lines", start=3, end=9)'.
+    #[arg(value_name = "ID|CALL")]
+    pub id: String,
+    /// Bytes A:B of the original, 0-based, half-open; either side may be left out
+    /// (`:4096`, `100000:`). The default is the first page from byte 0.
+    #[arg(long, value_name = "A:B")]
+    pub bytes: Option<String>,
+    /// Lines A:B of the original, 1-based, inclusive (`120:180`, `5000:`).
+    #[arg(long, value_name = "A:B")]
+    pub lines: Option<String>,
+    /// Literal text to find; prints matching lines with their numbers and context.
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// The whole original (only when it fits the response cap).
+    #[arg(long)]
+    pub full: bool,
+    /// Scope to one value of a JSON original, as a JSON pointer (`/items/0/text`).
+    #[arg(long, value_name = "POINTER")]
+    pub field: Option<String>,
+    /// Response cap in bytes of content (default SNIP_RECOVERY_MAX_BYTES; at most 65536).
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<usize>,
+    /// Lines of context around each search match (default 2, at most 20).
+    #[arg(long, value_name = "N")]
+    pub context: Option<usize>,
+    /// Print only the content (its exact bytes), not the JSON response.
+    #[arg(long)]
+    pub raw: bool,
+}
 
 /// Runs `snip restore`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("snip restore is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    let req = match request(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("snip restore: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let store = snip_store::open_from_env();
+    let resp = store.restore(&req);
+    let mut out = std::io::stdout().lock();
+    if args.raw {
+        if let Some(bytes) = resp.content_bytes() {
+            out.write_all(&bytes)?;
+        }
+        if let (RestoreStatus::Ok, Some(next)) = (resp.status, resp.next) {
+            eprintln!(
+                "snip restore: more follows; continue with {}",
+                continue_flag(&req, next)
+            );
+        }
+    } else {
+        serde_json::to_writer(&mut out, &resp)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    if resp.status != RestoreStatus::Ok {
+        eprintln!("snip restore: {}: {}", status_name(&resp), resp.note);
+    }
+    Ok(ExitCode::from(exit_code(resp.status)))
+}
+
+/// The request the flags describe.
+fn request(args: &Args) -> Result<RestoreRequest> {
+    let mut req = if args.id.trim_start().starts_with("snip_restore(") {
+        RestoreRequest::from_call(&args.id).map_err(anyhow::Error::msg)?
+    } else {
+        RestoreRequest {
+            id: args.id.clone(),
+            ..Default::default()
+        }
+    };
+    if let Some(r) = &args.bytes {
+        let (a, b) = range(r, "--bytes")?;
+        (req.mode, req.start, req.end) = (RestoreMode::Bytes, a, b);
+    } else if let Some(r) = &args.lines {
+        let (a, b) = range(r, "--lines")?;
+        (req.mode, req.start, req.end) = (RestoreMode::Lines, a, b);
+    } else if let Some(q) = &args.search {
+        (req.mode, req.query, req.start, req.end) =
+            (RestoreMode::Search, Some(q.clone()), None, None);
+    } else if args.full {
+        (req.mode, req.start, req.end) = (RestoreMode::Full, None, None);
+    }
+    if args.field.is_some() {
+        req.field.clone_from(&args.field);
+    }
+    if args.max_bytes.is_some() {
+        req.max_bytes = args.max_bytes;
+    }
+    if args.context.is_some() {
+        req.context = args.context;
+    }
+    Ok(req)
+}
+
+/// Parses `A:B`, `A:`, `:B` (or a single `A`, meaning from A on).
+fn range(s: &str, flag: &str) -> Result<(Option<u64>, Option<u64>)> {
+    let num = |t: &str| -> Result<Option<u64>> {
+        let t = t.trim();
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse::<u64>()
+            .map(Some)
+            .with_context(|| format!("{flag} takes A:B with whole numbers, e.g. {flag} 100:200"))
+    };
+    match s.split_once(':') {
+        Some((a, b)) => Ok((num(a)?, num(b)?)),
+        None if !s.trim().is_empty() => Ok((num(s)?, None)),
+        None => bail!("{flag} takes A:B with whole numbers, e.g. {flag} 100:200"),
+    }
+}
+
+/// The flag that fetches the next page of `req` from `next`.
+fn continue_flag(req: &RestoreRequest, next: u64) -> String {
+    let end = req.end.map(|e| e.to_string()).unwrap_or_default();
+    match req.mode {
+        RestoreMode::Lines => format!("--lines {next}:{end}"),
+        RestoreMode::Search => format!(
+            "'snip_restore(id=\"{}\", mode=\"search\", query=\"{}\", start={next})'",
+            req.id,
+            req.query
+                .as_deref()
+                .unwrap_or_default()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+        ),
+        _ => format!("--bytes {next}:{end}"),
+    }
+}
+
+fn status_name(r: &RestoreResponse) -> String {
+    serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn exit_code(s: RestoreStatus) -> u8 {
+    match s {
+        RestoreStatus::Ok => 0,
+        RestoreStatus::NotFound | RestoreStatus::Expired => 1,
+        RestoreStatus::Invalid => 2,
+        RestoreStatus::TooLarge => 3,
+        RestoreStatus::Unavailable | RestoreStatus::Error => 4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(range("3:9", "--bytes").unwrap(), (Some(3), Some(9)));
+        assert_eq!(range(":9", "--bytes").unwrap(), (None, Some(9)));
+        assert_eq!(range("3:", "--bytes").unwrap(), (Some(3), None));
+        assert_eq!(range("3", "--bytes").unwrap(), (Some(3), None));
+        assert!(range("a:b", "--bytes").is_err());
+        assert!(range("", "--bytes").is_err());
+        assert!(range("-1:3", "--lines").is_err());
+    }
 }

@@ -1,0 +1,364 @@
+//! The real `snip` binary against a real store in a temp dir: `restore`, `stats`,
+//! `gc`, and `filter` with a read-only or full store.
+
+use snip_store::{RestoreRequest, Store, StoreOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const SNIP: &str = env!("CARGO_BIN_EXE_snip");
+
+fn corpus(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/corpus")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// A long log of distinct lines (nothing lossless shrinks it), far over the budget.
+fn distinct_log() -> Vec<u8> {
+    (1..=20_000)
+        .map(|i| format!("2024-05-01 request {i} served in 3 ms\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("store");
+        Env { _tmp: tmp, dir }
+    }
+
+    fn store(&self) -> Store {
+        Store::open(&StoreOptions::in_dir(&self.dir)).unwrap()
+    }
+
+    fn cmd(&self, prefix: &[&str], args: &[&str]) -> Command {
+        let mut c = match prefix.split_first() {
+            Some((p, rest)) => {
+                let mut c = Command::new(p);
+                c.args(rest).arg(SNIP);
+                c
+            }
+            None => Command::new(SNIP),
+        };
+        c.args(args)
+            .env_remove("SNIP_STORE")
+            .env("SNIP_STORE_DIR", &self.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    fn run_with(
+        &self,
+        prefix: &[&str],
+        args: &[&str],
+        envs: &[(&str, &str)],
+        stdin: &[u8],
+    ) -> Output {
+        let mut c = self.cmd(prefix, args);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        let mut i = child.stdin.take().unwrap();
+        let data = stdin.to_vec();
+        let w = std::thread::spawn(move || {
+            let _ = i.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        w.join().unwrap();
+        out
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_with(&[], args, &[], b"")
+    }
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn one_line_stderr(o: &Output) -> String {
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        e.trim_end().lines().count(),
+        1,
+        "stderr is not one line: {e:?}"
+    );
+    e
+}
+
+#[test]
+fn restore_pages_a_capture_back_exactly_through_the_binary() {
+    let env = Env::new();
+    let original = corpus("cargo-metadata-json-notty.txt");
+    let id = env.store().put(&original).unwrap();
+    let mut got = Vec::new();
+    let mut start = 0u64;
+    loop {
+        let o = env.run(&[
+            "restore",
+            &id,
+            "--bytes",
+            &format!("{start}:"),
+            "--max-bytes",
+            "65536",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v = json(&o);
+        assert_eq!(v["status"], "ok");
+        assert_eq!(v["total_bytes"], original.len());
+        got.extend_from_slice(v["content"].as_str().unwrap().as_bytes());
+        match v["next"].as_u64() {
+            Some(n) => start = n,
+            None => break,
+        }
+    }
+    assert!(got == original, "pages differ from the original");
+}
+
+#[test]
+fn restore_raw_prints_exact_bytes_even_for_invalid_utf8() {
+    let env = Env::new();
+    let mut original = b"caf\xe9\r\nline two\n".to_vec();
+    original.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    let id = env.store().put(&original).unwrap();
+    let o = env.run(&["restore", &id, "--raw"]);
+    assert!(o.status.success());
+    assert_eq!(o.stdout, original);
+    let o = env.run(&["restore", &id, "--lines", "2:2", "--raw"]);
+    assert_eq!(o.stdout, b"line two\n");
+    let v = json(&env.run(&["restore", &id, "--bytes", "0:6"]));
+    assert_eq!(v["encoding"], "utf-8-lossy");
+    assert_eq!(v["content_base64"], "Y2Fm6Q0K");
+}
+
+#[test]
+fn restore_modes_and_a_pasted_marker_call() {
+    let env = Env::new();
+    let log = distinct_log();
+    let id = env.store().put(&log).unwrap();
+    let v = json(&env.run(&["restore", &id, "--lines", "12000:12001"]));
+    assert_eq!(
+        v["content"],
+        "2024-05-01 request 12000 served in 3 ms\n2024-05-01 request 12001 served in 3 ms\n"
+    );
+    assert_eq!(
+        (
+            v["start"].as_u64(),
+            v["end"].as_u64(),
+            v["total_lines"].as_u64()
+        ),
+        (Some(12000), Some(12001), Some(20000))
+    );
+    let v = json(&env.run(&["restore", &id, "--search", "request 777 ", "--context", "0"]));
+    assert_eq!(v["matches"][0]["line"], 777);
+    assert_eq!(v["content"], "777:2024-05-01 request 777 served in 3 ms\n");
+    let call = format!("snip_restore(id=\"{id}\", mode=\"lines\", start=3, end=4)");
+    let o = env.run(&["restore", &call, "--raw"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "2024-05-01 request 3 served in 3 ms\n2024-05-01 request 4 served in 3 ms\n"
+    );
+    // --raw with more to come says how to continue, on stderr.
+    let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
+    assert_eq!(o.stdout.len(), 100);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--bytes 100:"));
+}
+
+#[test]
+fn restore_statuses_exit_non_zero_with_one_line() {
+    let env = Env::new();
+    let id = env.store().put(&distinct_log()).unwrap();
+    let unknown = "sn_0123456789abcdef01234567";
+    for (args, code, status) in [
+        (vec!["restore", unknown], 1, "not_found"),
+        (vec!["restore", "../x"], 2, "invalid"),
+        (vec!["restore", "/etc/passwd", "--raw"], 2, "invalid"),
+        (vec!["restore", &id, "--lines", "0:3"], 2, "invalid"),
+        (vec!["restore", &id, "--full"], 3, "too_large"),
+    ] {
+        let o = env.run(&args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+        let e = one_line_stderr(&o);
+        assert!(e.contains(status), "{e}");
+        if !args.contains(&"--raw") {
+            assert_eq!(json(&o)["status"], status);
+        } else {
+            assert!(o.stdout.is_empty());
+        }
+    }
+    let o = env.run(&["restore", &id, "--bytes", "x:y"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line_stderr(&o).contains("--bytes takes A:B"));
+    let o = env.run_with(&[], &["restore", &id], &[("SNIP_STORE", "0")], b"");
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(json(&o)["status"], "unavailable");
+}
+
+#[test]
+fn stats_agree_with_the_ledger_and_count_a_rewrite_that_saved_nothing() {
+    let env = Env::new();
+    let inputs: Vec<Vec<u8>> = vec![
+        corpus("git-diff-requests-notty.txt"), // over the budget, returned as is
+        distinct_log(),                        // lossy elision
+        (0..50)
+            .map(|i| format!("\x1b[32mline {i} ok\x1b[0m\n"))
+            .collect::<String>()
+            .into_bytes(), // small, lossless
+        corpus("tqdm-single-tty.txt"),         // progress frames
+    ];
+    let mut receipts = Vec::new();
+    for input in &inputs {
+        let o = env.run_with(&[], &["filter", "--format", "json"], &[], input);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        receipts.push(json(&o));
+    }
+    let text = std::fs::read_to_string(env.dir.join("ledger.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), inputs.len(), "one row per rewrite: {text}");
+    for (row, r) in rows.iter().zip(&receipts) {
+        assert_eq!(row["before"], r["original_bytes"]);
+        assert_eq!(row["after"], r["output_bytes"]);
+        assert_eq!(row["id"], r["id"]);
+        assert_eq!(row["source"], "filter");
+    }
+    assert_eq!(
+        rows[0]["before"], rows[0]["after"],
+        "the diff saved nothing"
+    );
+    let s = json(&env.run(&["stats", "--json"]));
+    let sum = |k: &str| rows.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(s["rewrites"], rows.len());
+    assert_eq!(s["saved_nothing"], 1);
+    assert_eq!(s["bytes_before"], sum("before"));
+    assert_eq!(s["bytes_after"], sum("after"));
+    assert_eq!(
+        s["retained"],
+        rows.iter().filter(|r| r["retained"] == true).count()
+    );
+    assert_eq!(s["recoverable"], s["retained"]);
+    let text = String::from_utf8(env.run(&["stats"]).stdout).unwrap();
+    assert!(text.contains("1 saved nothing"), "{text}");
+    assert!(
+        text.contains(&format!("{} rewrites", rows.len()))
+            || text.contains(&format!("rewrites      {}", rows.len())),
+        "{text}"
+    );
+    // --since: a span that excludes everything, and a bad one.
+    let s = json(&env.run_with(&[], &["stats", "--json", "--since", "1s"], &[], b""));
+    assert!(s["rewrites"].as_u64().unwrap() <= rows.len() as u64);
+    let o = env.run(&["stats", "--since", "soon"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line_stderr(&o).contains("--since takes"));
+}
+
+/// `snip filter` when the store cannot keep the original: the output must be the
+/// core's lossless-only result, the exit status 0 and stderr empty.
+fn assert_lossless_only(o: &Output, input: &[u8]) {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    struct Refuses;
+    impl snip_core::Retain for Refuses {
+        fn retain(&mut self, _: &[u8]) -> snip_core::Retention {
+            snip_core::Retention::Failed { reason: "x".into() }
+        }
+    }
+    let expected = snip_core::compress(input, &snip_core::Config::default(), &mut Refuses);
+    assert!(!expected.lossy);
+    assert!(o.stdout == expected.output, "not the lossless-only output");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("snip_restore("));
+}
+
+#[test]
+fn a_full_store_gives_lossless_only_output() {
+    let env = Env::new();
+    for input in [distinct_log(), corpus("rustc-error-flood-tty.txt")] {
+        let o = env.run_with(
+            &[],
+            &["filter"],
+            &[("SNIP_STORE_MAX_BYTES", "1000")],
+            &input,
+        );
+        assert_lossless_only(&o, &input);
+    }
+}
+
+#[test]
+fn a_read_only_store_gives_lossless_only_output() {
+    let env = Env::new();
+    env.store(); // created with its key, then made read-only
+    for d in [env.dir.join("objects"), env.dir.clone()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o500)).unwrap();
+    }
+    // Root ignores permission bits; drop every capability so they apply.
+    let me = std::fs::metadata(env._tmp.path()).unwrap().uid();
+    let prefix: &[&str] = if me == 0 {
+        &["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
+    } else {
+        &[]
+    };
+    let input = distinct_log();
+    let o = env.run_with(prefix, &["filter"], &[], &input);
+    assert_lossless_only(&o, &input);
+    // Nothing was written.
+    assert_eq!(
+        std::fs::read_dir(env.dir.join("objects")).unwrap().count(),
+        0
+    );
+    assert!(!env.dir.join("ledger.jsonl").exists());
+    for d in [env.dir.clone(), env.dir.join("objects")] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+}
+
+#[test]
+fn gc_removes_expired_originals() {
+    let env = Env::new();
+    let store = env.store();
+    let old = store.put(b"old original").unwrap();
+    let keep = store.put(b"fresh original").unwrap();
+    let path = env.dir.join("objects").join(&old);
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(169 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    let o = env.run(&["gc"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("removed 1 expired"), "{text}");
+    assert!(!path.exists());
+    let v = json(&env.run(&["gc", "--json"]));
+    assert_eq!(
+        (v["expired"].as_u64(), v["entries"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(
+        store.restore(&RestoreRequest::full(&keep)).status,
+        snip_store::RestoreStatus::Ok
+    );
+}
