@@ -186,6 +186,64 @@ fn openai_request_is_summarised_stable_across_processes_and_restorable() {
     assert_eq!(c.stdout, a.stdout);
 }
 
+/// Runs `snip restore ARGS` on the store in `store`; returns stdout.
+fn snip_restore(store: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_snip"))
+        .arg("restore")
+        .args(args)
+        .env_clear()
+        .env("HOME", store)
+        .env("SNIP_STORE_DIR", store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "snip restore {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The restore call a summary quotes, run verbatim with `snip restore`, then paged
+/// with `--bytes`, gives back the original; so does `--full` (under the hard cap).
+#[test]
+fn snip_restore_returns_a_summarised_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let req = openai(45);
+    let out = snip_context(dir.path(), &[], &[], &serde_json::to_vec(&req).unwrap());
+    let out: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let before = result_texts(&req);
+    let mut checked = 0;
+    for (n, text) in result_texts(&out).iter().enumerate() {
+        let Some(s) = summary::parse(text) else {
+            continue;
+        };
+        let call = text[text.find("snip_restore(").unwrap()..text.len() - 1].to_string();
+        let mut got = Vec::new();
+        let mut args = vec![call];
+        loop {
+            let args_ref: Vec<&str> = args.iter().map(String::as_str).collect();
+            let page: Value = serde_json::from_slice(&snip_restore(dir.path(), &args_ref)).unwrap();
+            assert_eq!(page["status"], "ok");
+            got.extend_from_slice(page["content"].as_str().unwrap().as_bytes());
+            match page["next"].as_u64() {
+                Some(next) => args = vec![s.id.clone(), "--bytes".into(), format!("{next}:")],
+                None => break,
+            }
+        }
+        assert_eq!(got, before[n].as_bytes(), "paged restore of result {n}");
+        if before[n].len() <= 65_536 {
+            let full = snip_restore(
+                dir.path(),
+                &[&s.id, "--full", "--max-bytes", "65536", "--raw"],
+            );
+            assert_eq!(full, before[n].as_bytes(), "full restore of result {n}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10);
+}
+
 #[test]
 fn anthropic_request_is_summarised_and_restorable() {
     let dir = tempfile::tempdir().unwrap();

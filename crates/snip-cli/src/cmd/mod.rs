@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod bench_context;
 pub mod config;
 pub mod context;
 pub mod demo;
