@@ -141,8 +141,9 @@ def compress_messages(messages: list[Any], **settings: Any) -> list[Any]:
     Anthropic messages (``tool_use`` / ``tool_result`` blocks) list. Settings:
     ``format`` (``"openai"``, ``"anthropic"`` or ``"auto"``, the default), and the
     ``SNIP_CONTEXT_*`` variables in lower case without the prefix: ``enabled``,
-    ``keep_last`` (20), ``min_messages`` (16), ``min_chars`` (300), ``batch``; plus
-    store variables (``store_dir=...``).
+    ``keep_last`` (20), ``min_messages`` (16), ``min_chars`` (300), ``batch`` (10);
+    store variables (``store_dir=...``); and ``source``, the savings ledger's label
+    for the request (default ``"python:context"``; one row per request that changed).
 
     Returns a new list when something was summarised, else ``messages`` itself.
     Malformed or unknown shapes, and any failure, return ``messages`` unchanged.

@@ -105,9 +105,23 @@ def _over(text: str, budget: int) -> bool:
     return len(text.encode("utf-8", "surrogatepass")) > budget
 
 
+def _store_opts() -> dict[str, str]:
+    """Where originals go: ``$SNIP_STORE_DIR`` when set, else Hermes's home (as Hermes
+    resolves it: profile override, ``HERMES_HOME``, or ``~/.hermes``) + ``cache/snip``.
+    Empty (the store's own default) outside Hermes."""
+    if os.environ.get("SNIP_STORE_DIR", "").strip():
+        return {}
+    try:
+        from hermes_constants import get_hermes_home  # type: ignore[import-untyped]
+
+        return {"store_dir": os.path.join(str(get_hermes_home()), "cache", "snip")}
+    except Exception:  # noqa: BLE001 - outside Hermes: the store's own default
+        return {}
+
+
 def _compress(text: str, source: str, **opts: Any) -> str | None:
     """The compressed text, or ``None`` when nothing changed."""
-    receipt = snip._core().compress(text, source=source, **opts)
+    receipt = snip._core().compress(text, source=source, **_store_opts(), **opts)
     if receipt.get("failed_open"):
         logger.debug("snip: %s failed open: %s", source, receipt["failed_open"])
     if not receipt.get("changed"):
@@ -252,7 +266,7 @@ def hermes_compression_enabled() -> bool:
     """Hermes's ``compression.enabled`` (default true), read the way Hermes reads it
     (``agent/agent_init.py``); true when the config cannot be read."""
     try:
-        from hermes_cli.config import load_config_readonly
+        from hermes_cli.config import load_config_readonly  # type: ignore[import-untyped]
 
         cfg = load_config_readonly() or {}
     except Exception:  # noqa: BLE001 - outside Hermes, or a broken config
@@ -278,7 +292,9 @@ def llm_request(
     if not hermes_compression_enabled():
         return None
     text = json.dumps(messages, ensure_ascii=False)
-    out = snip._core().compress_messages(text, format="openai", source="hermes:context")
+    out = snip._core().compress_messages(
+        text, format="openai", source="hermes:context", **_store_opts()
+    )
     if out is None:
         return None
     new_messages = json.loads(out)
@@ -363,7 +379,7 @@ def snip_restore(args: Any = None, **kwargs: Any) -> str:
             if name in _INT_ARGS and isinstance(value, str) and value.strip().isdigit():
                 value = int(value.strip())
             call[name] = value
-        response = dict(snip._core().restore(args["id"], **call))
+        response = dict(snip._core().restore(args["id"], **call, **_store_opts()))
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except ImportError:
@@ -386,7 +402,7 @@ def _redact(response: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(content, str) or not content:
         return response
     try:
-        from agent.redact import redact_sensitive_text
+        from agent.redact import redact_sensitive_text  # type: ignore[import-untyped]
     except ImportError:  # outside Hermes
         return response
     redacted = redact_sensitive_text(content)

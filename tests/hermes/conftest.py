@@ -55,10 +55,20 @@ class Home:
     path: Path
     env: dict[str, str]
 
-    def run(self, code: str, *, before: str = "", timeout: float = 240, **env: str) -> Any:
+    def run(
+        self,
+        code: str,
+        *,
+        before: str = "",
+        timeout: float = 240,
+        home_from_env: bool = True,
+        **env: str,
+    ) -> Any:
         """Runs ``code`` (which must call ``answer(obj)``) after the prelude in a fresh
         process with this home; ``before`` runs before the prelude (before any
-        Hermes or snip import). Returns the answer."""
+        Hermes or snip import). With ``home_from_env=False`` the process gets no
+        ``HERMES_HOME`` (Hermes then uses ``~/.hermes``: pass ``HOME``). Returns the
+        answer."""
         program = (
             f"MARK = {ANSWER_MARK!r}\n"
             + textwrap.dedent(before)
@@ -68,7 +78,9 @@ class Home:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("SNIP_")}
         full_env.update(self.env)
         full_env.update(env)
-        full_env["HERMES_HOME"] = str(self.path)
+        full_env.pop("HERMES_HOME", None)
+        if home_from_env:
+            full_env["HERMES_HOME"] = str(self.path)
         proc = subprocess.run(
             [sys.executable, "-c", program],
             env=full_env,
@@ -85,11 +97,20 @@ class Home:
         return json.loads(proc.stdout.rsplit(ANSWER_MARK, 1)[1].strip())
 
 
-def hermes_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Runs Hermes's own CLI (``hermes ...``) with ``HERMES_HOME=home``."""
+def hermes_cli(
+    home: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Runs Hermes's own CLI (``hermes ...``) with ``HERMES_HOME=home`` (or, when
+    ``env`` is given, with exactly that environment on top of this one's, minus
+    ``HERMES_HOME``)."""
+    if env is None:
+        full_env = {**os.environ, "HERMES_HOME": str(home)}
+    else:
+        full_env = {k: v for k, v in os.environ.items() if k != "HERMES_HOME"}
+        full_env.update(env)
     proc = subprocess.run(
         [str(HERMES), *args],
-        env={**os.environ, "HERMES_HOME": str(home)},
+        env=full_env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

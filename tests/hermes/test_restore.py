@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Home
+from conftest import Home, hermes_cli
 
 ERROR_LINE = "ERROR: disk quota exceeded while writing shard 4711 (errno 122)"
 SECRET = "sk-proj-" + "Q7f3Kx9Lm2Np8Rt5Vw1Yz4Bc6Df0Gh3Jk7Mn9Pq2St5Uv8Wx"
@@ -118,3 +118,40 @@ def test_restore_errors_are_answers_not_exceptions(homes: dict[str, Home]) -> No
     )
     assert [mine[0]["status"] for mine in pages] == ["not_found", "invalid"]
     assert all(isinstance(mine[0]["note"], str) and mine[0]["note"] for mine in pages)
+
+
+STORE_CHECK = """
+import re, stat
+from pathlib import Path
+out = json.loads(terminal_tool(command=COMMAND, timeout=60))["output"]
+sid = re.search(r'id="(sn_[0-9a-f]+)"', out).group(1)
+answer({"id": sid, "output": out})
+"""
+
+
+def stored_files(store: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mode & 0o777 for p in (store / "objects").iterdir()}
+
+
+def test_originals_go_to_hermes_home_cache(homes: dict[str, Home], tmp_path: Path) -> None:
+    command = "for i in $(seq 1 200); do printf '\\rstep %d of 200' $i; done; echo; echo done"
+    # HERMES_HOME set: $HERMES_HOME/cache/snip.
+    home = Home(tmp_path / "h", homes["pip"].env)
+    home.path.mkdir()
+    hermes_cli(home.path, "plugins", "enable", "snip", "--no-allow-tool-override")
+    got = home.run(f"COMMAND = {command!r}\n" + STORE_CHECK)
+    store = home.path / "cache" / "snip"
+    assert "step 200 of 200" in got["output"] and "step 2 of" not in got["output"]
+    assert stored_files(store).get(got["id"]) == 0o600
+    assert store.stat().st_mode & 0o777 == 0o700
+
+    # No HERMES_HOME: Hermes uses ~/.hermes, and so does the store.
+    user = tmp_path / "user"
+    user.mkdir()
+    hermes_cli(user, "plugins", "enable", "snip", "--no-allow-tool-override",
+               env={"HOME": str(user)})
+    default = Home(user / ".hermes", homes["pip"].env)
+    got = default.run(f"COMMAND = {command!r}\n" + STORE_CHECK, home_from_env=False,
+                      HOME=str(user), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    assert got["id"] in stored_files(user / ".hermes" / "cache" / "snip")
+    assert not (tmp_path / "xdg").exists()

@@ -26,7 +26,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use snip_core::{Config, Outcome, Retention};
-use snip_store::{RestoreRequest, RestoreResponse, RestoreStatus, StoreOptions};
+use snip_store::{LedgerRow, RestoreRequest, RestoreResponse, RestoreStatus, StoreOptions};
 
 use crate::settings::Overrides;
 
@@ -319,8 +319,8 @@ fn context_variables() -> &'static [&'static str] {
 ///
 /// Settings: `format` (`openai`, `anthropic`, `auto`: default), the `SNIP_CONTEXT_*`
 /// variables in lower case without `SNIP_` (`context_keep_last=...`) or without
-/// `SNIP_CONTEXT_` (`keep_last=...`), store variables, and `source` (ignored; kept
-/// for symmetry with [`compress`]).
+/// `SNIP_CONTEXT_` (`keep_last=...`), store variables, and `source` (the ledger's
+/// label, default `python:context`).
 ///
 /// # Errors
 /// `TypeError` for an unknown setting or an unknown `format`.
@@ -342,8 +342,12 @@ fn compress_messages<'py>(
             .map_err(PyTypeError::new_err)?,
         _ => snip_context::FormatChoice::Auto,
     };
+    let source = match settings.and_then(|o| o.get_item(SOURCE_OPTION).ok().flatten()) {
+        Some(s) if !s.is_none() => s.extract::<String>()?,
+        _ => "python:context".to_string(),
+    };
     let text = messages_json.to_str()?;
-    let out = py.detach(|| run_context(text, format, &overrides));
+    let out = py.detach(|| run_context(text, format, &overrides, &source));
     Ok(out.map(|s| PyString::new(py, &s)))
 }
 
@@ -371,11 +375,14 @@ fn context_short_names<'py>(
     Ok(Some(out))
 }
 
-/// The pass, without the GIL. `None` when nothing changed or anything failed.
+/// The pass, without the GIL. `None` when nothing changed or anything failed. A
+/// request that changed gets one ledger row (as `snip context` writes), tagged
+/// `source`.
 fn run_context(
     text: &str,
     format: snip_context::FormatChoice,
     overrides: &Overrides,
+    source: &str,
 ) -> Option<String> {
     let run = catch_unwind(AssertUnwindSafe(|| {
         let settings = snip_context::ContextSettings::from_lookup(|k| overrides.lookup(k)).ok()?;
@@ -390,9 +397,32 @@ fn run_context(
         if !out.changed {
             return None;
         }
-        serde_json::to_string(&out.request).ok()
+        let json = serde_json::to_string(&out.request).ok()?;
+        store.record(&context_row(&out.report, source));
+        Some(json)
     }));
     run.ok().flatten()
+}
+
+/// The ledger row of one request whose older tool results were summarised: bytes of
+/// the replaced originals before, of their summaries after (the row `snip context`
+/// writes; each summary quotes its own id, so the row names none).
+fn context_row(r: &snip_context::ContextReport, source: &str) -> LedgerRow {
+    let time_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    LedgerRow {
+        time_ms,
+        source: source.to_string(),
+        before: r.original_bytes as u64,
+        after: r.summary_bytes as u64,
+        rules: vec!["context-summary".to_string()],
+        id: None,
+        retained: true,
+        lossy: true,
+        note: Some(format!("{} tool results summarised", r.summarised)),
+    }
 }
 
 /// The extension module `snip._native`.

@@ -1,0 +1,136 @@
+"""The ``snip`` Python package on its own: compress, restore, config,
+compress_messages, with a real store in a temp directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import snip
+
+PROGRESS = "".join(f"\rcopying {i:3d}%" for i in range(101)) + "\ndone\n"
+BIG = "".join(f"row {i:06d} ok\n" for i in range(20_000)).replace(
+    "row 010000 ok", "ERROR: disk full at row 10000"
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for k in [k for k in __import__("os").environ if k.startswith("SNIP_")]:
+        monkeypatch.delenv(k)
+    path = tmp_path / "store"
+    monkeypatch.setenv("SNIP_STORE_DIR", str(path))
+    return path
+
+
+def test_compress_receipt_str_and_bytes(store: Path) -> None:
+    r = snip.compress(PROGRESS)
+    assert r["changed"] and isinstance(r["output"], str)
+    assert r["output"].startswith("copying 100%\ndone\n")
+    assert r["original_bytes"] == len(PROGRESS.encode())
+    assert r["output_bytes"] == len(r["output"].encode())
+    assert r["rules"] == [{"id": "terminal-render", "frames_removed": 100}]
+    assert r["retention"] == "retained" and r["id"].startswith("sn_")
+    assert r["failed_open"] is None and r["lossy"] is False
+    b = snip.compress(PROGRESS.encode())
+    assert isinstance(b["output"], bytes) and b["output"] == r["output"].encode()
+    # Invalid UTF-8 is fine as bytes.
+    raw = b"\xff\xfe" + BIG.encode()
+    assert snip.compress(raw)["changed"]
+
+
+def test_unchanged_returns_the_same_object(store: Path) -> None:
+    text = "hello\n"
+    r = snip.compress(text)
+    assert r["changed"] is False and r["output"] is text and r["rules"] == []
+
+
+def test_options_override_variables(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert snip.compress(BIG)["output_bytes"] < 24_576 + 1024
+    small = snip.compress(BIG, max_bytes=4096)
+    assert small["output_bytes"] < 4096 + 1024
+    off = snip.compress(PROGRESS, store=False)
+    assert off["retention"] == "off" and off["id"] is None
+    monkeypatch.setenv("SNIP_ENABLED", "0")
+    assert snip.compress(PROGRESS)["changed"] is False
+    assert snip.compress(PROGRESS, enabled=True)["changed"] is True
+    with pytest.raises(TypeError, match="unknown option"):
+        snip.compress(PROGRESS, max_byte=1)
+    with pytest.raises(TypeError):
+        snip.compress(12345)  # type: ignore[arg-type]
+
+
+def test_bad_variable_fails_open(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNIP_MAX_BYTES", "lots")
+    r = snip.compress(PROGRESS)
+    assert r["changed"] is False and r["output"] == PROGRESS
+    assert "SNIP_MAX_BYTES" in r["failed_open"]
+    with pytest.raises(ValueError, match="SNIP_MAX_BYTES"):
+        snip.config()
+
+
+def test_restore_round_trip(store: Path) -> None:
+    r = snip.compress(BIG)
+    assert "ERROR: disk full at row 10000" in r["output"]
+    assert r["lossy"] and r["retention"] == "retained"
+    parts, start = [], 0
+    while start is not None:
+        page = snip.restore(r["id"], "bytes", start=start, max_bytes=65536)
+        assert page["status"] == "ok"
+        parts.append(page["content"])
+        start = page["next"]
+    assert "".join(parts) == BIG
+    lines = snip.restore(r["id"], "lines", start=2, end=3)
+    assert lines["content"] == "row 000001 ok\nrow 000002 ok\n"
+    found = snip.restore(r["id"], "search", query="disk full")
+    assert found["status"] == "ok" and found["matches"][0]["line"] == 10001
+    assert snip.restore("sn_" + "0" * 24)["status"] == "not_found"
+    assert snip.restore("../x")["status"] == "invalid"
+    assert snip.restore(r["id"], "sideways")["status"] == "invalid"
+    assert (store / "objects" / r["id"]).is_file()
+
+
+def test_config_lists_every_setting(store: Path) -> None:
+    c = snip.config()
+    assert c["SNIP_MAX_BYTES"] == "24576"
+    assert c["SNIP_CONTEXT_KEEP_LAST"] == "20"
+    assert c["SNIP_STORE_DIR"].startswith(str(store))
+    assert snip.config(max_bytes=4096)["SNIP_MAX_BYTES"] == "4096"
+
+
+def openai_conversation(results: int) -> list[dict]:
+    messages: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
+    for i in range(results):
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{i}", "type": "function",
+             "function": {"name": "terminal", "arguments": json.dumps({"command": f"make {i}"})}}]})
+        body = "".join(f"step {i}.{j} compiled\n" for j in range(60))
+        messages.append({"role": "tool", "tool_call_id": f"c{i}",
+                         "content": json.dumps({"output": body, "exit_code": 0})})
+    return messages
+
+
+def test_compress_messages(store: Path) -> None:
+    messages = openai_conversation(6)
+    before = json.dumps(messages)
+    out = snip.compress_messages(messages, keep_last=2, min_messages=4, batch=2)
+    assert json.dumps(messages) == before  # the input is not modified
+    tools = [m for m in out if m["role"] == "tool"]
+    assert [t["content"].startswith("[snip:") for t in tools] == [True] * 4 + [False] * 2
+    assert out[:2] == messages[:2]
+    assert snip.compress_messages(messages, keep_last=2, min_messages=4, batch=2) == out
+    assert snip.compress_messages(messages) is messages  # defaults: too short
+    assert snip.compress_messages(messages, enabled=False, min_messages=4) is messages
+    with pytest.raises(TypeError):
+        snip.compress_messages(messages, keep_latest=2)
+    with pytest.raises(TypeError):
+        snip.compress_messages(messages, format="xml")
+    # A summarised result restores to its original text.
+    sid = tools[0]["content"].split('id="', 1)[1].split('"', 1)[0]
+    page = snip.restore(sid, "full")
+    assert page["status"] == "ok" and page["content"] == messages[3]["content"]
+    # Not JSON-serialisable: passes through.
+    odd = messages + [{"role": "user", "content": object()}]
+    assert snip.compress_messages(odd, keep_last=2, min_messages=4) is odd
