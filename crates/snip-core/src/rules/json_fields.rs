@@ -28,7 +28,12 @@
 //!    at tight keeps (strings `json_string_keep / 16` bytes, arrays 1 item), so that a
 //!    list of records (packages, rows) keeps every record; only if (a)+(b) cannot meet
 //!    the budget is the document redone from (a) with (c) arrays of objects/arrays at the
-//!    configured keep, then (d) everything at the tight keeps.
+//!    configured keep, then (d) everything at the tight keeps. Within a level the step
+//!    that reaches the budget is the smallest piece that is enough on its own, so the
+//!    result does not overshoot the budget.
+//!
+//!    When the string was flagged in step 1, its kept ends and the marker go through the
+//!    lossless text rules together (if that is shorter and the marker survives intact).
 //!
 //! # Markers and restore calls
 //! - String: `restore` is `mode="bytes", field="<RFC 6901 pointer>", start, end` with
@@ -44,9 +49,15 @@
 //! to a model if cut at a byte offset (invalid JSON) and too large to carry whole.
 //!
 //! # Idempotence
-//! A string that already holds a `json-fields` marker and an array that already holds a
-//! marker element are never elided again, and elision needs at least 64 decoded bytes
-//! removed, so compressing the output again changes nothing.
+//! A string that already holds a `json-fields` marker is neither elided nor rewritten
+//! again, an array that holds a marker element is never elided again, and elision needs
+//! at least 64 decoded bytes removed, so compressing the output again changes nothing.
+//! Output under the budget gets no lossy step at all on a second pass.
+//!
+//! # Cost
+//! One pass over the input for the scan (strings eight bytes at a time, no allocation per
+//! value: only long strings and arrays long enough to elide are recorded), one pass to
+//! write the output; the planning works on the recorded candidates only.
 //!
 //! # Options
 //! [`Config::max_bytes`], [`Config::json_string_keep`], [`Config::json_array_keep`]; JSON
