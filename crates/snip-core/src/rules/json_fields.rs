@@ -170,10 +170,12 @@ fn apply_with(
     let params = ScanParams::new(config);
     if let Some(scan) = scan(input, 0, input.len(), &params, true) {
         let mut doc = Doc::new(input, scan, config, id, text_rule, false);
-        let size = doc.size();
-        doc.minify = size > config.max_bytes && doc.scan.ws > 0;
-        if lossy_allowed && doc.size() > config.max_bytes {
-            doc.elide(config.max_bytes);
+        // The whitespace around the value is kept as it is, and counts in the budget.
+        let around = input.len() - (doc.scan.root.1 - doc.scan.root.0);
+        let budget = config.max_bytes.saturating_sub(around);
+        doc.minify = doc.size() > budget && doc.scan.ws > 0;
+        if lossy_allowed && doc.size() > budget {
+            doc.elide(budget);
         }
         if doc.size() >= doc.scan.root.1 - doc.scan.root.0 {
             return None; // nothing saved: skip writing a copy
@@ -309,7 +311,7 @@ struct StrCand {
 }
 
 /// One way to elide an array's middle: keep `keep` items at each end.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Mid {
     keep: usize,
     /// Items elided.
@@ -328,8 +330,16 @@ struct ArrCand {
     open: usize,
     /// Some item is an object or an array.
     record: bool,
-    /// One or two variants (keep `json_array_keep`, keep 1), distinct keeps.
-    mids: Vec<Mid>,
+    /// One or two variants (keep `json_array_keep`, keep 1) with distinct keeps, in
+    /// `mid_buf[..n_mids]` (inline: no allocation per array).
+    mid_buf: [Mid; 2],
+    n_mids: usize,
+}
+
+impl ArrCand {
+    fn mids(&self) -> &[Mid] {
+        &self.mid_buf[..self.n_mids]
+    }
 }
 
 /// The result of scanning one JSON value.
@@ -554,28 +564,32 @@ impl Scanner<'_, '_> {
         let Some(f) = self.stack.pop() else { return };
         if f.array && !f.has_marker {
             let n = f.count;
-            let mut mids: Vec<Mid> = Vec::new();
+            let mut mid_buf = [Mid::default(); 2];
+            let mut n_mids = 0;
             for (k, &keep) in self.p.keeps.iter().enumerate() {
-                if mids.iter().any(|m| m.keep == keep) || n <= keep.saturating_mul(2) {
+                let seen = mid_buf[..n_mids].iter().any(|m| m.keep == keep);
+                if seen || n <= keep.saturating_mul(2) {
                     continue;
                 }
                 let (s, ws_s) = f.mid_start[k];
                 let last = n - keep - 1;
                 let (e, ws_e) = self.ring[f.ring_base + last % self.ring_len];
-                mids.push(Mid {
+                mid_buf[n_mids] = Mid {
                     keep,
                     items: n - 2 * keep,
                     s,
                     e,
                     ws_s,
                     ws_e,
-                });
+                };
+                n_mids += 1;
             }
-            if !mids.is_empty() {
+            if n_mids > 0 {
                 self.out.arrays.push(ArrCand {
                     open: f.open,
                     record: f.record,
-                    mids,
+                    mid_buf,
+                    n_mids,
                 });
             }
         }
@@ -1014,7 +1028,11 @@ impl<'a> Doc<'a> {
         line_mode: bool,
     ) -> Self {
         let mut coords: Vec<usize> = scan.strings.iter().map(|s| s.start).collect();
-        coords.extend(scan.arrays.iter().flat_map(|a| a.mids.iter().map(|m| m.s)));
+        coords.extend(
+            scan.arrays
+                .iter()
+                .flat_map(|a| a.mids().iter().map(|m| m.s)),
+        );
         coords.sort_unstable();
         coords.dedup();
         let ns = scan.strings.len();
@@ -1202,7 +1220,7 @@ impl<'a> Doc<'a> {
 
     /// Saving of array `j`'s variant `v` now, and the value it would hold in `fen`.
     fn array_saving(&self, j: usize, v: usize) -> (usize, i64) {
-        let m = &self.scan.arrays[j].mids[v];
+        let m = &self.scan.arrays[j].mids()[v];
         let full = self.span_len(m.s, m.e, m.ws_s, m.ws_e);
         let inside =
             self.state.fen.prefix(self.coord(m.e)) - self.state.fen.prefix(self.coord(m.s));
@@ -1225,7 +1243,7 @@ impl<'a> Doc<'a> {
 
     fn apply_array(&mut self, j: usize, v: usize) {
         let (_, value) = self.array_saving(j, v);
-        let m = self.scan.arrays[j].mids[v];
+        let m = self.scan.arrays[j].mids()[v];
         // Everything inside the middle is gone: its edits no longer count.
         let lo = self.scan.strings.partition_point(|c| c.start < m.s);
         let hi = self.scan.strings.partition_point(|c| c.start < m.e);
@@ -1250,7 +1268,7 @@ impl<'a> Doc<'a> {
                 self.state.arr_covered[a] = true;
             }
             if let Some(prev) = self.state.arr_mid[a].take() {
-                let k = self.coord(self.scan.arrays[a].mids[prev].s);
+                let k = self.coord(self.scan.arrays[a].mids()[prev].s);
                 self.state.fen.add(k, -self.state.arr_val[a]);
                 self.state.arr_val[a] = 0;
             }
@@ -1286,16 +1304,16 @@ impl<'a> Doc<'a> {
                 level.scalar_arrays
             };
             let Some(keep) = keep else { continue };
-            let Some(v) = a.mids.iter().position(|m| m.keep == keep) else {
+            let Some(v) = a.mids().iter().position(|m| m.keep == keep) else {
                 continue;
             };
-            let done = self.state.arr_mid[j].is_some_and(|p| a.mids[p].keep <= keep);
+            let done = self.state.arr_mid[j].is_some_and(|p| a.mids()[p].keep <= keep);
             if self.state.arr_covered[j] || done {
                 continue;
             }
             let (saving, _) = self.array_saving(j, v);
             if saving > 0 {
-                heap.push((saving, std::cmp::Reverse(a.mids[v].s), Piece::Arr(j, v)));
+                heap.push((saving, std::cmp::Reverse(a.mids()[v].s), Piece::Arr(j, v)));
             }
         }
         let keep = level.strings.unwrap_or(0);
@@ -1410,7 +1428,7 @@ impl<'a> Doc<'a> {
                 continue;
             }
             if let Some(v) = self.state.arr_mid[j] {
-                let m = &a.mids[v];
+                let m = &a.mids()[v];
                 stats.items_elided += m.items as u64;
                 stats.bytes_elided += (m.e - m.s) as u64;
                 edits.push((m.s, m.e, self.array_marker(m)));
