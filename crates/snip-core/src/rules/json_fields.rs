@@ -64,6 +64,7 @@
 //! Lines lines are elided to `max_bytes / 4` each, only when the whole input is over the
 //! budget (whole lines are then the head-tail rule's job).
 
+use std::cell::OnceCell;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 
@@ -891,12 +892,19 @@ impl std::fmt::Write for VecWriter<'_> {
     }
 }
 
-/// Finds a cut in raw JSON string content at decoded offset `target`: the largest unit
-/// boundary at or below it (`down`) or the smallest at or above it. Units are whole
-/// escapes (a surrogate pair is one) and whole UTF-8 code points. Returns
-/// `(raw offset, decoded offset)`; past the end, the end.
+/// A walk from the start: what [`CutIndex::locate`] must agree with.
+#[cfg(test)]
 fn locate(raw: &[u8], target: usize, down: bool) -> (usize, usize) {
-    let (mut r, mut d) = (0usize, 0usize);
+    locate_from(raw, (0, 0), target, down)
+}
+
+/// Finds a cut in raw JSON string content at decoded offset `target`: the largest unit
+/// boundary at or below it (`down`) or the smallest at or above it, walking from `from`,
+/// a known unit boundary `(raw offset, decoded offset)` at or before the target. Units
+/// are whole escapes (a surrogate pair is one) and whole UTF-8 code points. Returns
+/// `(raw offset, decoded offset)`; past the end, the end.
+fn locate_from(raw: &[u8], from: (usize, usize), target: usize, down: bool) -> (usize, usize) {
+    let (mut r, mut d) = from;
     loop {
         let next = memchr(b'\\', &raw[r..]).map_or(raw.len(), |p| r + p);
         let seg = next - r;
@@ -924,6 +932,57 @@ fn locate(raw: &[u8], target: usize, down: bool) -> (usize, usize) {
         if d == target {
             return (r, d);
         }
+    }
+}
+
+/// Raw bytes between two checkpoints of a [`CutIndex`].
+const CHECKPOINT_STEP: usize = 4096;
+
+/// Unit boundaries of one long string, about every [`CHECKPOINT_STEP`] raw bytes, so a
+/// cut anywhere costs one short walk instead of a walk from the start.
+struct CutIndex {
+    /// `(raw offset, decoded offset)` pairs, increasing, starting at `(0, 0)`.
+    checkpoints: Vec<(usize, usize)>,
+    /// Decoded length of the whole string in bytes.
+    dec_len: usize,
+}
+
+impl CutIndex {
+    fn new(raw: &[u8]) -> Self {
+        let mut checkpoints = vec![(0, 0)];
+        let (mut r, mut d) = (0usize, 0usize);
+        let mut next_cp = CHECKPOINT_STEP;
+        loop {
+            let next = memchr(b'\\', &raw[r..]).map_or(raw.len(), |p| r + p);
+            while next_cp < next {
+                let p = crate::text::floor_char_boundary(raw, next_cp).max(r);
+                if p > checkpoints[checkpoints.len() - 1].0 {
+                    checkpoints.push((p, d + (p - r)));
+                }
+                next_cp += CHECKPOINT_STEP;
+            }
+            d += next - r;
+            r = next;
+            if r >= raw.len() {
+                return CutIndex {
+                    checkpoints,
+                    dec_len: d,
+                };
+            }
+            let (rl, ch) = escape_at(raw, r);
+            r += rl;
+            d += ch.len_utf8();
+            if r >= next_cp {
+                checkpoints.push((r, d));
+                next_cp = r + CHECKPOINT_STEP;
+            }
+        }
+    }
+
+    /// The cut at decoded offset `target` (see [`locate_from`]).
+    fn locate(&self, raw: &[u8], target: usize, down: bool) -> (usize, usize) {
+        let k = self.checkpoints.partition_point(|c| c.1 <= target);
+        locate_from(raw, self.checkpoints[k.max(1) - 1], target, down)
     }
 }
 
@@ -1015,6 +1074,8 @@ struct Doc<'a> {
     rendered: Vec<Option<Vec<u8>>>,
     /// Sorted distinct edit start offsets (the Fenwick's index).
     coords: Vec<usize>,
+    /// Per string, built on first use.
+    cut_index: Vec<OnceCell<CutIndex>>,
     state: State,
 }
 
@@ -1058,6 +1119,7 @@ impl<'a> Doc<'a> {
             minify: false,
             rendered: vec![None; ns],
             coords,
+            cut_index: (0..ns).map(|_| OnceCell::new()).collect(),
             state,
         };
         doc.render_lossless();
@@ -1151,9 +1213,9 @@ impl<'a> Doc<'a> {
         let c = &self.scan.strings[i];
         let base = c.start + 1;
         let raw = &self.input[base..c.end - 1];
-        let (_, dec_len) = locate(raw, usize::MAX, true);
-        let (hr, hd) = locate(raw, keep, true);
-        let (tr, td) = locate(raw, dec_len.saturating_sub(keep), false);
+        let index = self.cut_index[i].get_or_init(|| CutIndex::new(raw));
+        let (hr, hd) = index.locate(raw, keep, true);
+        let (tr, td) = index.locate(raw, index.dec_len.saturating_sub(keep), false);
         if td < hd + MIN_ELIDED {
             return None;
         }
@@ -1547,6 +1609,28 @@ mod tests {
         assert_eq!(locate(utf8, 2, true), (1, 1));
         assert_eq!(locate(utf8, 2, false), (3, 3));
         assert_eq!(locate(utf8, 4, false), (7, 7));
+    }
+
+    #[test]
+    fn cut_index_agrees_with_a_walk_from_the_start() {
+        let raw: Vec<u8> = (0..3000)
+            .map(|i| match i % 7 {
+                0 => "\\u00e9".to_string(),
+                1 => "\\ud83d\\ude00".to_string(),
+                2 => "é😀".to_string(),
+                3 => "\\n".to_string(),
+                _ => format!("{i}"),
+            })
+            .collect::<String>()
+            .into_bytes();
+        let index = CutIndex::new(&raw);
+        assert!(index.checkpoints.len() > 3);
+        assert_eq!(index.dec_len, locate(&raw, usize::MAX, true).1);
+        for target in (0..index.dec_len + 3).step_by(61) {
+            for down in [true, false] {
+                assert_eq!(index.locate(&raw, target, down), locate(&raw, target, down));
+            }
+        }
     }
 
     #[test]
