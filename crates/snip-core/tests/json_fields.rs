@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 use serde_json::Value;
 use snip_core::marker;
-use snip_core::rules::json_fields::{apply, looks_like_json, JsonElision, SEPARATOR};
+use snip_core::rules::json_fields::{apply, is_json, looks_like_json, JsonElision, SEPARATOR};
 use snip_core::Config;
 
 /// A store id of the real shape (`sn_` + 24 hex).
@@ -595,6 +595,28 @@ fn malformed_json_is_not_json() {
             "{bad:?}"
         );
     }
+}
+
+#[test]
+fn full_check_tells_valid_json_that_cannot_shrink_from_non_json() {
+    let mut flat = String::from("{");
+    for i in 0..5000 {
+        flat.push_str(&format!("\"k{i}\":{i},"));
+    }
+    flat.push_str("\"end\":0}");
+    // Objects keep every key: nothing to save, yet it is JSON.
+    assert_eq!(
+        apply(flat.as_bytes(), &Config::default(), Some(ID), true),
+        None
+    );
+    assert!(is_json(flat.as_bytes()));
+    assert!(is_json(&fixture("events.jsonl")));
+    assert!(is_json(&corpus("cargo-metadata-json-notty.txt")));
+    let big = corpus("pip-inspect-json-notty.txt");
+    assert!(!is_json(&big[..big.len() - 3]));
+    assert!(!is_json(b"{\"a\":1}\nnot json\n"));
+    assert!(!is_json(b"[1,2"));
+    assert!(!is_json(b"\xff"));
 }
 
 #[test]

@@ -135,6 +135,34 @@ pub fn looks_like_json(input: &[u8]) -> bool {
     }
 }
 
+/// Full check: is `input` what [`apply`] accepts, i.e. one JSON document, or JSON Lines
+/// (at least two non-blank lines, each one JSON value)? One pass over the input.
+///
+/// [`apply`] returns `None` both for "not JSON" and for "valid JSON, nothing to save";
+/// a caller that must never cut a JSON payload as text asks this to tell them apart.
+pub fn is_json(input: &[u8]) -> bool {
+    if std::str::from_utf8(input).is_err() {
+        return false;
+    }
+    let params = ScanParams::new(&Config::default());
+    if scan(input, 0, input.len(), &params, false).is_some() {
+        return true;
+    }
+    let mut lines = 0;
+    let mut start = 0;
+    while start < input.len() {
+        let end = memchr(b'\n', &input[start..]).map_or(input.len(), |p| start + p);
+        if input[start..end].iter().any(|b| !is_ws(*b)) {
+            if scan(input, start, end, &params, false).is_none() {
+                return false;
+            }
+            lines += 1;
+        }
+        start = end + 1;
+    }
+    lines >= 2
+}
+
 /// Parses `input` as one JSON document (or JSON Lines) keeping byte spans, and returns a
 /// smaller, still-valid JSON text, or `None` when it is not valid JSON (including invalid
 /// UTF-8 or a truncated document) or nothing can be saved.
