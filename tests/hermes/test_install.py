@@ -25,8 +25,9 @@ answer({
 def test_pip_entry_point_is_listed_and_enabled_by_hermes_cli(homes: dict[str, Home]) -> None:
     listed = json.loads(hermes_cli(homes["pip"].path, "plugins", "list", "--json").stdout)
     entries = listed if isinstance(listed, list) else listed.get("plugins", [])
-    snip = [p for p in entries if p.get("name") == "snip" or p.get("key") == "snip"]
-    assert snip, listed
+    snip = [p for p in entries if p.get("name") == "snip"]
+    assert snip and snip[0]["status"] == "enabled", listed
+    assert snip[0]["source"] == "entrypoint"
     got = homes["pip"].run(REGISTERED)
     assert got["plugin"]["enabled"] and got["plugin"]["source"] == "entrypoint", got
     assert got["plugin"]["error"] is None
