@@ -23,10 +23,10 @@
 use crate::doc::{Doc, Eol, Line, RawIndex, SIZING_ID};
 use crate::marker::{Marker, RestoreCall};
 use crate::Config;
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use std::sync::OnceLock;
 
-/// Salient words and their priority (higher first). Matched ASCII case-insensitively.
+/// Salient words and their priority (higher first). Matched in lower, Title and UPPER case.
 const SALIENT: &[(&str, u8)] = &[
     ("error", 3),
     ("failed", 3),
@@ -46,24 +46,48 @@ const SALIENT: &[(&str, u8)] = &[
     ("warning", 1),
 ];
 
-fn matcher() -> &'static AhoCorasick {
-    static AC: OnceLock<AhoCorasick> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
+/// The salient words in three spellings each (lower, Title, UPPER), matched as plain
+/// bytes: few enough patterns for the SIMD prefilter, so the scan runs at memory speed.
+struct Salient {
+    ac: AhoCorasick,
+    priority: Vec<u8>,
+}
+
+fn salient() -> &'static Salient {
+    static S: OnceLock<Salient> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut pats = Vec::new();
+        let mut priority = Vec::new();
+        for (p, prio) in SALIENT {
+            let title = {
+                let mut c = p.chars();
+                c.next().map_or(String::new(), |f| f.to_ascii_uppercase().to_string() + c.as_str())
+            };
+            for v in [p.to_string(), title, p.to_ascii_uppercase()] {
+                pats.push(v);
+                priority.push(*prio);
+            }
+        }
+        let ac = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostFirst)
-            .build(SALIENT.iter().map(|(p, _)| p))
-            .expect("static patterns build")
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(&pats)
+            .expect("static patterns build");
+        Salient { ac, priority }
     })
+}
+
+fn matcher() -> &'static AhoCorasick {
+    &salient().ac
+}
+
+fn priority(pattern: usize) -> u8 {
+    salient().priority[pattern]
 }
 
 /// The priority of the most salient word in `t` (0: not salient).
 pub(crate) fn salience(t: &[u8]) -> u8 {
-    matcher()
-        .find_iter(t)
-        .map(|m| SALIENT[m.pattern().as_usize()].1)
-        .max()
-        .unwrap_or(0)
+    matcher().find_iter(t).map(|m| priority(m.pattern().as_usize())).max().unwrap_or(0)
 }
 
 /// Longest line an island may hold (bytes); longer salient lines are left elided.
@@ -152,15 +176,48 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
         return None;
     }
 
-    // Salient candidates in the middle.
+    // Salient candidates in the middle: one scan over the middle's bytes (lines are in
+    // buffer order), matches mapped back to lines.
     let mut cands: Vec<(u8, usize)> = Vec::new();
-    for (i, l) in middle.iter().enumerate() {
-        if l.marker.is_some() || l.end - l.start > ISLAND_LINE_MAX {
-            continue;
+    let text_lines: Vec<usize> = (0..middle.len())
+        .filter(|&i| middle[i].marker.is_none() && middle[i].end > middle[i].start)
+        .collect();
+    let ordered = text_lines.windows(2).all(|w| middle[w[0]].end <= middle[w[1]].start);
+    if ordered && !text_lines.is_empty() {
+        let lo = middle[text_lines[0]].start;
+        let hi = middle[*text_lines.last().expect("non-empty")].end;
+        let mut k = 0usize;
+        let mut best: Option<(u8, usize)> = None;
+        for m in matcher().find_iter(&doc.buf[lo..hi]) {
+            let at = lo + m.start();
+            while k < text_lines.len() && middle[text_lines[k]].end <= at {
+                k += 1;
+            }
+            let Some(&i) = text_lines.get(k) else { break };
+            if at < middle[i].start {
+                continue; // in a gap between lines (a line ending)
+            }
+            let s = priority(m.pattern().as_usize());
+            match best {
+                Some((bs, bi)) if bi == i => best = Some((bs.max(s), bi)),
+                Some(b) => {
+                    cands.push(b);
+                    best = Some((s, i));
+                }
+                None => best = Some((s, i)),
+            }
         }
-        let s = salience(&doc.buf[l.start..l.end]);
-        if s > 0 {
-            cands.push((s, i));
+        cands.extend(best);
+        cands.retain(|&(_, i)| middle[i].end - middle[i].start <= ISLAND_LINE_MAX);
+    } else {
+        for (i, l) in middle.iter().enumerate() {
+            if l.marker.is_some() || l.end - l.start > ISLAND_LINE_MAX {
+                continue;
+            }
+            let s = salience(&doc.buf[l.start..l.end]);
+            if s > 0 {
+                cands.push((s, i));
+            }
         }
     }
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));

@@ -43,10 +43,35 @@ pub(crate) struct Rendered {
 /// Quick test: does `input` contain anything this rule interprets (ESC, backspace, or
 /// a `\r` not followed by `\n`)?
 pub(crate) fn applies(input: &[u8]) -> bool {
-    if memchr::memchr2(0x1b, 0x08, input).is_some() {
+    if memchr::memchr(0x08, input).is_some() {
         return true;
     }
-    memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'))
+    if memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n')) {
+        return true;
+    }
+    // Escapes: only cursor, erase and save/restore ones need rendering; colours and
+    // links are left to `ansi-strip`.
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(0x1b, &input[i..]) {
+        i += k;
+        let s = &input[i..];
+        match s.get(1) {
+            Some(b'7') | Some(b'8') => return true,
+            Some(b'[') => {
+                let n = crate::rules::ansi_strip::escape_len(s);
+                if matches!(
+                    s[n - 1],
+                    b'A' | b'B' | b'C' | b'D' | b'E' | b'F' | b'G' | b'H' | b'f' | b'J' | b'K' | b'd' | b's' | b'u' | b'`'
+                ) && !s[2..n - 1].starts_with(b"?")
+                {
+                    return true;
+                }
+                i += n;
+            }
+            _ => i += 1,
+        }
+    }
+    false
 }
 
 /// Renders `input`. `None` when nothing collapses and no cursor escape was used.
@@ -115,6 +140,8 @@ struct Term {
     escapes: u64,
     dirty: bool,
     out: Doc<'static>,
+    /// Emptied row buffers, reused for new rows (no allocation per line).
+    pool: Vec<Vec<u8>>,
 }
 
 impl Term {
@@ -136,6 +163,7 @@ impl Term {
             escapes: 0,
             dirty: false,
             out: Doc::owned(cap / 2),
+            pool: Vec::new(),
         }
     }
 
@@ -302,7 +330,11 @@ impl Term {
         self.line_no = self.line_no.saturating_add(1);
         self.cur += 1;
         if self.cur - self.base == self.rows.len() {
-            self.rows.push_back(Row::new(self.line_no));
+            let mut row = Row::new(self.line_no);
+            if let Some(buf) = self.pool.pop() {
+                row.text = buf;
+            }
+            self.rows.push_back(row);
         }
         self.col = if self.rows[self.cur - self.base].text.is_empty() {
             None
@@ -319,8 +351,9 @@ impl Term {
         }
     }
 
-    fn commit(&mut self, r: Row) {
+    fn commit(&mut self, mut r: Row) {
         if r.erased && r.text.is_empty() {
+            self.pool.push(r.text);
             return;
         }
         let buf = self.out.buf.to_mut();
@@ -335,6 +368,10 @@ impl Term {
             src_last: r.src_last.max(r.src_first),
             marker: None,
         });
+        r.text.clear();
+        if self.pool.len() < 64 {
+            self.pool.push(std::mem::take(&mut r.text));
+        }
     }
 
     fn finish(mut self) -> Doc<'static> {
