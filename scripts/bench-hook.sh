@@ -28,13 +28,20 @@ echo "payload: $(wc -c < "$work/payload.json") bytes"
 echo "reply:   $(wc -c < "$work/reply.json") bytes"
 
 if command -v hyperfine >/dev/null; then
-    hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
-        --input "$work/payload.json" "cat" "$SNIP hook claude-code" >/dev/null
+    if hyperfine --help | grep -q -- '--input'; then
+        hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
+            --input "$work/payload.json" "cat" "$SNIP hook claude-code" >/dev/null
+    else
+        # Older hyperfine: redirect through its shell; the shell's own start-up is
+        # measured and subtracted by hyperfine.
+        hyperfine --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
+            "cat < $work/payload.json" "$SNIP hook claude-code < $work/payload.json" >/dev/null
+    fi
     python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-cat = r["cat"]["median"] * 1000
-hook = [v for k, v in r.items() if k != "cat"][0]["median"] * 1000
+cat = [v for k, v in r.items() if k.startswith("cat")][0]["median"] * 1000
+hook = [v for k, v in r.items() if "hook" in k][0]["median"] * 1000
 print(f"median: cat {cat:.3f} ms, snip hook claude-code {hook:.3f} ms, ratio {hook / cat:.2f}x")
 PY
 else
