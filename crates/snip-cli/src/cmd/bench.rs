@@ -1,12 +1,54 @@
-//! `snip bench` (placeholder: owned by the work on this subcommand).
-use anyhow::Result;
+//! `snip bench`: the proof table — bytes, o200k tokens, clues, diffs, JSON and time per
+//! call on the eight generated shapes and the bundled real captures (`snip-bench`).
+//! `snip bench context` runs the conversation-pass session benchmark instead.
+use anyhow::{anyhow, Result};
+use std::io::Write as _;
 use std::process::ExitCode;
 
 /// Arguments of `snip bench`.
-#[derive(clap::Args, Debug, Default)]
-pub struct Args {}
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// What to bench instead of the table.
+    #[command(subcommand)]
+    pub what: Option<What>,
+    /// Print the report as JSON: {"shapes": {"rows", "totals", "targets"}, "captures": …}.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the report as Markdown tables.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Timed in-process calls per input; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub iterations: u32,
+}
+
+/// The other benchmarks `snip bench` can run.
+#[derive(clap::Subcommand, Debug)]
+pub enum What {
+    /// The conversation pass over a long session: tokens, prompt-cache reuse, cost.
+    Context(super::bench_context::Args),
+}
 
 /// Runs `snip bench`.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    anyhow::bail!("snip bench is not built yet")
+pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(What::Context(a)) = args.what {
+        return super::bench_context::run(a);
+    }
+    let opts = snip_bench::Options {
+        config: crate::common::core_config()?,
+        iterations: args.iterations as usize,
+    };
+    let report = snip_bench::run(&opts).map_err(|e| anyhow!(e))?;
+    let text = if args.json {
+        snip_bench::render::json(&report) + "\n"
+    } else if args.markdown {
+        snip_bench::render::markdown(&report)
+    } else {
+        snip_bench::render::text(&report)
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
