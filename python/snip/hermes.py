@@ -105,17 +105,44 @@ def _over(text: str, budget: int) -> bool:
     return len(text.encode("utf-8", "surrogatepass")) > budget
 
 
+_NO_HERMES: Any = object()
+_hermes_constants: Any = None
+_store_dirs: dict[tuple[str | None, str, str], dict[str, str]] = {}
+
+
 def _store_opts() -> dict[str, str]:
     """Where originals go: ``$SNIP_STORE_DIR`` when set, else Hermes's home (as Hermes
     resolves it: profile override, ``HERMES_HOME``, or ``~/.hermes``) + ``cache/snip``.
-    Empty (the store's own default) outside Hermes."""
-    if os.environ.get("SNIP_STORE_DIR", "").strip():
+    Empty (the store's own default) outside Hermes. Cached per (override,
+    ``HERMES_HOME``, ``HOME``): resolving costs more than the rest of a small call."""
+    global _hermes_constants
+    env = os.environ
+    if env.get("SNIP_STORE_DIR", "").strip():
+        return {}
+    if _hermes_constants is None:
+        try:
+            import hermes_constants  # type: ignore[import-untyped]
+
+            _hermes_constants = hermes_constants
+        except Exception:  # noqa: BLE001 - outside Hermes: the store's own default
+            _hermes_constants = _NO_HERMES
+    if _hermes_constants is _NO_HERMES:
         return {}
     try:
-        from hermes_constants import get_hermes_home  # type: ignore[import-untyped]
-
-        return {"store_dir": os.path.join(str(get_hermes_home()), "cache", "snip")}
-    except Exception:  # noqa: BLE001 - outside Hermes: the store's own default
+        key = (
+            _hermes_constants.get_hermes_home_override(),
+            env.get("HERMES_HOME", ""),
+            env.get("HOME", ""),
+        )
+        found = _store_dirs.get(key)
+        if found is None:
+            home = str(_hermes_constants.get_hermes_home())
+            found = {"store_dir": os.path.join(home, "cache", "snip")}
+            if len(_store_dirs) > 64:
+                _store_dirs.clear()
+            _store_dirs[key] = found
+        return found
+    except Exception:  # noqa: BLE001 - an older Hermes: the store's own default
         return {}
 
 
