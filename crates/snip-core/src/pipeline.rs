@@ -65,13 +65,14 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
     }
     let lossy_allowed = over && !matches!(retention, Some(Retention::Failed { .. }));
 
+    // JSON: its own rule; valid JSON never goes through the line rules (they would
+    // break it), except JSON Lines still over the budget after per-line elision, whose
+    // whole lines the text rules may then elide (line numbers are unchanged by it).
+    let mut json_lines: Option<(Vec<u8>, RuleReport)> = None;
     if json_fields::looks_like_json(input) {
-        if let Some(j) = json_fields::apply(input, config, retained_id(&retention), lossy_allowed) {
-            if j.output.len() < input.len() {
+        match json_fields::apply(input, config, retained_id(&retention), lossy_allowed) {
+            Some(j) if j.output.len() < input.len() => {
                 let lossy = j.strings_elided + j.items_elided > 0;
-                if retention.is_none() {
-                    retention = Some(store.retain(input));
-                }
                 let mut counts = vec![
                     ("strings_elided", j.strings_elided),
                     ("items_elided", j.items_elided),
@@ -81,17 +82,43 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
                 if j.minified {
                     counts.push(("minified", 1));
                 }
-                return Outcome {
-                    changed: true,
-                    original_bytes: input.len(),
-                    output: j.output,
-                    rules: vec![RuleReport { id: "json-fields", counts }],
-                    retention,
-                    lossy,
-                    failed_open: None,
-                };
+                let report = RuleReport { id: "json-fields", counts };
+                let multi_line = j.output[..j.output.len().saturating_sub(1)].contains(&b'\n');
+                if lossy_allowed && j.output.len() > config.max_bytes && multi_line {
+                    json_lines = Some((j.output, report));
+                } else {
+                    if retention.is_none() {
+                        retention = Some(store.retain(input));
+                    }
+                    return Outcome {
+                        changed: true,
+                        original_bytes: input.len(),
+                        output: j.output,
+                        rules: vec![report],
+                        retention,
+                        lossy,
+                        failed_open: None,
+                    };
+                }
             }
+            _ if json_fields::is_json(input) => {
+                let multi_line = input[..input.len().saturating_sub(1)].contains(&b'\n');
+                if lossy_allowed && multi_line && input.len() > config.max_bytes {
+                    let o = json_lines_elided(input, input.to_vec(), None, config, retention);
+                    if o.output.len() < input.len() {
+                        return o;
+                    }
+                    return Outcome { retention: o.retention, ..Outcome::unchanged(input) };
+                }
+                let mut o = Outcome::unchanged(input);
+                o.retention = retention;
+                return o;
+            }
+            _ => {}
         }
+    }
+    if let Some((text, report)) = json_lines {
+        return json_lines_elided(input, text, Some(report), config, retention);
     }
 
     let mut rules = Vec::new();
@@ -182,6 +209,36 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
         rules,
         retention,
         lossy,
+        failed_open: None,
+    }
+}
+
+/// JSON Lines over the budget after `json-fields`: `head-tail-elide` on its whole lines
+/// (each kept line stays a valid document; markers use original line numbers).
+fn json_lines_elided(
+    input: &[u8],
+    text: Vec<u8>,
+    report: Option<RuleReport>,
+    config: &Config,
+    retention: Option<Retention>,
+) -> Outcome {
+    let mut doc = Doc::from_raw(&text);
+    let raw = RawIndex::new(input);
+    let mut rules: Vec<RuleReport> = report.into_iter().collect();
+    if let Some((gaps, lines, bytes)) = elide_within_budget(&mut doc, config, &raw, false) {
+        rules.push(RuleReport {
+            id: "head-tail-elide",
+            counts: vec![("gaps", gaps), ("lines_elided", lines), ("bytes_elided", bytes)],
+        });
+    }
+    let output = doc.render(retained_id(&retention));
+    Outcome {
+        changed: true,
+        original_bytes: input.len(),
+        output,
+        rules,
+        retention,
+        lossy: true,
         failed_open: None,
     }
 }

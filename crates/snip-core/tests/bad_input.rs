@@ -109,3 +109,38 @@ fn disabled_returns_input() {
     assert!(!o.changed);
     assert_eq!(o.output, input);
 }
+
+#[test]
+fn valid_json_with_nothing_to_elide_is_never_broken_by_line_rules() {
+    // A pretty array of identical lines (repeat-collapse would break it) and a flat
+    // object over the budget with no long string or array (head-tail would cut it).
+    let arr = format!("[\n{}  0\n]\n", "  0,\n".repeat(50));
+    let o = check(arr.as_bytes());
+    if o.changed {
+        serde_json::from_slice::<serde_json::Value>(&o.output).expect("valid");
+    }
+    let mut obj = String::from("{");
+    for i in 0..5000 {
+        obj.push_str(&format!("\"key{i}\": {i},\n"));
+    }
+    obj.push_str("\"last\": 0}\n");
+    let o = check(obj.as_bytes());
+    if o.changed {
+        serde_json::from_slice::<serde_json::Value>(&o.output).expect("valid");
+    }
+}
+
+#[test]
+fn json_lines_over_budget_keep_whole_valid_lines() {
+    let mut s = String::new();
+    for i in 0..5000 {
+        s.push_str(&format!("{{\"seq\": {i}, \"msg\": \"event number {i}\", \"level\": \"info\"}}\n"));
+    }
+    let o = check(s.as_bytes());
+    assert!(o.changed && o.output.len() <= snip_core::Config::default().max_bytes);
+    for line in String::from_utf8(o.output).unwrap().lines() {
+        if !line.starts_with("[snip:") {
+            serde_json::from_str::<serde_json::Value>(line).expect("each kept line is valid");
+        }
+    }
+}
