@@ -18,7 +18,7 @@
 
 use crate::doc::{Doc, Eol, RawIndex};
 use crate::marker::{Marker, RestoreCall};
-use crate::rules::{ansi_strip, head_tail_elide, repeat_collapse, terminal_render};
+use crate::rules::{ansi_strip, head_tail_elide, terminal_render};
 use crate::Config;
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -68,6 +68,10 @@ pub struct StreamCompressor {
     ring: VecDeque<SLine>,
     ring_size: usize,
     gap: Gap,
+    /// The current run of identical lines (up to `repeat_min` kept), and how many more.
+    run: Vec<SLine>,
+    run_extra: u64,
+    run_last: (u64, u64),
     /// The last line added to the gap (may become context before an island).
     gap_tail: Option<SLine>,
     islands_used: usize,
@@ -90,6 +94,9 @@ impl StreamCompressor {
             ring: VecDeque::new(),
             ring_size: 0,
             gap: Gap::default(),
+            run: Vec::new(),
+            run_extra: 0,
+            run_last: (0, 0),
             gap_tail: None,
             islands_used: 0,
             after: 0,
@@ -130,6 +137,7 @@ impl StreamCompressor {
         if !rest.is_empty() {
             self.window(&rest, out)?;
         }
+        self.flush_run(out)?;
         match std::mem::replace(&mut self.phase, Phase::Eliding) {
             Phase::Buffering(lines, _) => {
                 let n = lines.len();
@@ -201,7 +209,6 @@ impl StreamCompressor {
         let stripped = ansi_strip::apply(&mut doc);
         self.escapes += stripped;
         raw_offsets &= stripped == 0;
-        repeat_collapse::apply(&mut doc, &self.config);
         let index = (!raw_offsets).then(|| RawIndex::new(raw));
         let (bl, bo) = (self.base_line, self.base_off);
         if self.eol.is_none() {
@@ -226,11 +233,62 @@ impl StreamCompressor {
                     (bo + a, bo + b)
                 }
             };
-            self.feed(SLine { text, eol: l.eol, src, raw: rawr }, out)?;
+            self.repeat(SLine { text, eol: l.eol, src, raw: rawr }, out)?;
         }
         // A window cut inside a line: the next window's first line is the same line.
         self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
         self.base_off += raw.len() as u64;
+        Ok(())
+    }
+
+    /// `repeat-collapse` across the whole stream: a run of identical lines keeps its
+    /// first line and one marker with the count and original line numbers.
+    fn repeat(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(first) = self.run.first() {
+            if first.text == l.text {
+                if self.run.len() < self.config.repeat_min.max(2) {
+                    self.run.push(l);
+                } else {
+                    self.run_extra += 1;
+                    self.run_last = (l.src.1, l.raw.1);
+                }
+                return Ok(());
+            }
+        }
+        self.flush_run(out)?;
+        self.run.push(l);
+        Ok(())
+    }
+
+    fn flush_run(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let mut run = std::mem::take(&mut self.run);
+        let extra = std::mem::take(&mut self.run_extra);
+        if run.len() >= self.config.repeat_min.max(2) && (run.len() > 2 || extra > 0) {
+            let rest = run.split_off(1);
+            let first = run.pop().expect("run has a first line");
+            let (a, s) = (rest[0].src.0, rest[0].raw.0);
+            let (b, e) = if extra > 0 {
+                self.run_last
+            } else {
+                let last = rest.last().expect("non-empty");
+                (last.src.1, last.raw.1)
+            };
+            let count = rest.len() as u64 + extra;
+            let m = Marker {
+                what: format!("previous line repeated {count} more times"),
+                rule: "repeat-collapse",
+                lines: Some((a + 1, b + 1)),
+                bytes: None,
+                restore: Some(RestoreCall::Lines { start: a + 1, end: b + 1 }),
+            };
+            let eol = first.eol;
+            self.feed(first, out)?;
+            let text = m.render(None).into_bytes();
+            return self.feed(SLine { text, eol, src: (a, b), raw: (s, e) }, out);
+        }
+        for l in run {
+            self.feed(l, out)?;
+        }
         Ok(())
     }
 
@@ -318,7 +376,7 @@ impl StreamCompressor {
         let Some((a, s)) = self.gap.first.take() else { return Ok(()) };
         let (b, e) = self.gap.last;
         let m = Marker {
-            what: format!("{} lines ({} bytes) elided", b - a + 1, e - s),
+            what: format!("{} ({} bytes) elided", crate::rules::head_tail_elide::lines_word(b - a + 1), e - s),
             rule: "head-tail-elide",
             lines: Some((a + 1, b + 1)),
             bytes: Some((s, e)),

@@ -294,7 +294,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             let what = if partial && whole_lines <= 2 && a == b {
                 format!("{} bytes elided from line {}", bytes.1 - bytes.0, a + 1)
             } else {
-                format!("{} lines ({} bytes) elided", b - a + 1, bytes.1 - bytes.0)
+                format!("{} ({} bytes) elided", lines_word(b as u64 - a as u64 + 1), bytes.1 - bytes.0)
             };
             let m = Marker {
                 what,
@@ -329,5 +329,14 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             }
         }
         doc.markers.truncate(doc.markers.len() - gaps as usize);
+    }
+}
+
+/// `1 line`, `2 lines`.
+pub(crate) fn lines_word(n: u64) -> String {
+    if n == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{n} lines")
     }
 }
