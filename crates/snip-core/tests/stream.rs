@@ -1,0 +1,84 @@
+//! The streaming compressor: bounded output, the error line kept, markers that point at
+//! the right original lines and bytes, repeats collapsed across windows.
+
+use snip_core::marker;
+use snip_core::stream::{StreamCompressor, WINDOW};
+use snip_core::Config;
+
+fn run(input: &[u8], chunk: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut s = StreamCompressor::new(&Config::default());
+    for c in input.chunks(chunk) {
+        s.push(c, &mut out).unwrap();
+    }
+    s.finish(&mut out).unwrap();
+    out
+}
+
+fn log(lines: usize, error_at: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 1..=lines {
+        if i == error_at {
+            v.extend_from_slice(b"error[E0308]: mismatched types in the middle\n");
+        } else {
+            v.extend_from_slice(format!("compiling unit {i} of {lines}\n").as_bytes());
+        }
+    }
+    v
+}
+
+#[test]
+fn long_log_is_bounded_and_keeps_the_error() {
+    let input = log(400_000, 200_000);
+    assert!(input.len() > 4 * WINDOW);
+    let out = run(&input, 64 * 1024);
+    assert!(out.len() < Config::default().max_bytes + 2048, "{} bytes", out.len());
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("compiling unit 1 of 400000\n"));
+    assert!(text.ends_with("compiling unit 400000 of 400000\n"));
+    assert!(text.contains("error[E0308]: mismatched types in the middle\n"));
+    // Each gap marker's lines and bytes name exactly the original lines it replaced.
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', &input).map(|i| i + 1))
+        .collect();
+    let mut gaps = 0;
+    for m in text.lines().filter_map(marker::parse) {
+        let (a, b) = m.lines.unwrap();
+        let (s, e) = m.bytes.unwrap();
+        assert_eq!(s as usize, starts[a as usize - 1], "{m:?}");
+        assert_eq!(e as usize, starts[b as usize], "{m:?}");
+        assert!(m.not_retained);
+        gaps += 1;
+    }
+    assert_eq!(gaps, 2);
+}
+
+#[test]
+fn chunking_does_not_change_the_result() {
+    let input = log(200_000, 150_000);
+    assert_eq!(run(&input, 1 << 20), run(&input, 7_777));
+}
+
+#[test]
+fn repeats_collapse_across_windows_with_original_line_numbers() {
+    let mut input = b"start\n".to_vec();
+    input.extend_from_slice(&b"GET /healthz 200\n".repeat(300_000));
+    input.extend_from_slice(b"done\n");
+    let out = String::from_utf8(run(&input, 100_000)).unwrap();
+    assert!(out.contains("GET /healthz 200\n[snip: previous line repeated 299999 more times · repeat-collapse · lines 3-300001"), "{out}");
+    assert!(out.ends_with("done\n"));
+}
+
+#[test]
+fn a_short_stream_is_printed_whole_after_lossless_rules() {
+    let input = b"a 10%\ra 50%\ra 100%\nok\n";
+    let out = run(input, 3);
+    assert!(out.starts_with(b"a 100%\nok\n"), "{}", String::from_utf8_lossy(&out));
+}
+
+#[test]
+fn a_single_huge_line_is_cut_into_bounded_pieces() {
+    let input = vec![b'x'; 3 * 4 * 1024 * 1024 + 5];
+    let out = run(&input, 1 << 20);
+    assert!(out.len() < Config::default().max_bytes + 2048, "{}", out.len());
+}
