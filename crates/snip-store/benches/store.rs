@@ -49,6 +49,16 @@ fn put_1mb(c: &mut Criterion) {
     });
 }
 
+/// The hashing share of a put: SHA-256 of the original, then the keyed id.
+fn id_1mb(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
+    let original = log_text(1_000_000, 3);
+    c.bench_function("id of a 1 MB original", |b| {
+        b.iter(|| store.id_for(&original))
+    });
+}
+
 fn restore_page(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
@@ -65,5 +75,5 @@ fn restore_page(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, put_1mb, restore_page);
+criterion_group!(benches, put_1mb, id_1mb, restore_page);
 criterion_main!(benches);

@@ -25,6 +25,7 @@ use fs4::fs_std::FileExt as _;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::io::{ErrorKind, Read, Seek, Write};
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -32,6 +33,8 @@ use std::time::{Duration, SystemTime};
 const RESCAN_EVERY_PUTS: u64 = 256;
 /// Age after which the usage counters are re-derived by a rescan.
 const RESCAN_EVERY: Duration = Duration::from_secs(600);
+/// Originals at least this large (bytes) are hashed on a second thread while written.
+const PARALLEL_HASH_MIN: usize = 256 * 1024;
 /// A temp file left this long and not locked by a writer is from a dead writer.
 const STALE_TEMP_AGE: Duration = Duration::from_secs(2);
 
@@ -162,26 +165,37 @@ impl Store {
                 variable: "SNIP_STORE_MAX_BYTES",
             });
         }
-        let digest = id::sha256(original);
+        let file_len = len + HEADER_LEN as u64;
+        let (digest, tmp) = if original.len() >= PARALLEL_HASH_MIN {
+            // Hash on a second thread while this one writes the bytes; a repeated
+            // original then costs one wasted temp file, a new one half the time.
+            let (digest, tmp) = std::thread::scope(|s| {
+                let hasher = std::thread::Builder::new().spawn_scoped(s, || id::sha256(original));
+                let tmp = self.write_temp(original);
+                let digest = match hasher {
+                    Ok(h) => h.join().unwrap_or_else(|_| id::sha256(original)),
+                    Err(_) => id::sha256(original),
+                };
+                (digest, tmp)
+            });
+            (digest, tmp?)
+        } else {
+            let digest = id::sha256(original);
+            let id = self.key.id_for_digest(&digest);
+            if self.refresh_if_present(&self.objects.join(&id), file_len) {
+                return Ok(id);
+            }
+            (digest, self.write_temp(original)?)
+        };
         let id = self.key.id_for_digest(&digest);
         let path = self.objects.join(&id);
-        let file_len = len + HEADER_LEN as u64;
         if self.refresh_if_present(&path, file_len) {
-            return Ok(id);
+            return Ok(id); // the temp file is removed when dropped
         }
-
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .tempfile_in(&self.objects)
-            .ctx("create a temp file in", &self.objects)?;
-        // Locked while being written, so `gc` can tell a live writer from a dead one.
+        // The header goes in last: the file is complete before it is renamed.
         tmp.as_file()
-            .lock_exclusive()
-            .ctx("lock", tmp.path().to_path_buf())?;
-        let tmp_path = tmp.path().to_path_buf();
-        tmp.write_all(&entry::header(&digest, len))
-            .ctx("write", &tmp_path)?;
-        tmp.write_all(original).ctx("write", &tmp_path)?;
+            .write_all_at(&entry::header(&digest, len), 0)
+            .ctx("write", tmp.path().to_path_buf())?;
 
         let lock = self.lock()?;
         if self.refresh_if_present(&path, file_len) {
@@ -206,6 +220,22 @@ impl Store {
         }
         write_usage(&lock, &usage);
         Ok(id)
+    }
+
+    /// Creates a temp file in `objects/`, locks it (so `gc` can tell a live writer
+    /// from a dead one) and writes `original` after room for the header.
+    fn write_temp(&self, original: &[u8]) -> Result<tempfile::NamedTempFile, StoreError> {
+        let tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(&self.objects)
+            .ctx("create a temp file in", &self.objects)?;
+        tmp.as_file()
+            .lock_exclusive()
+            .ctx("lock", tmp.path().to_path_buf())?;
+        tmp.as_file()
+            .write_all_at(original, HEADER_LEN as u64)
+            .ctx("write", tmp.path().to_path_buf())?;
+        Ok(tmp)
     }
 
     /// Looks up `id` (which must already be validated).

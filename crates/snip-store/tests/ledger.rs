@@ -1,0 +1,64 @@
+//! The ledger file: rotation at 5 MiB keeping one old file, damaged lines skipped.
+
+mod common;
+
+use common::temp_store;
+use snip_store::ledger::LEDGER_ROTATE_BYTES;
+use snip_store::LedgerRow;
+use std::io::Write;
+
+fn row(i: u64, note_len: usize) -> LedgerRow {
+    LedgerRow {
+        time_ms: 1_000 + i,
+        source: "test".into(),
+        before: 1000 + i,
+        after: 10,
+        rules: vec!["head-tail-elide".into()],
+        id: None,
+        retained: false,
+        lossy: true,
+        note: Some("n".repeat(note_len)),
+    }
+}
+
+#[test]
+fn the_ledger_rotates_past_5_mib_keeping_one_old_file() {
+    let (_d, store) = temp_store(|_| {});
+    let dir = store.dir().to_path_buf();
+    // Rows of ~100 KB: 60 of them pass 5 MiB once.
+    for i in 0..60 {
+        store.try_record(&row(i, 100_000)).unwrap();
+    }
+    let old = std::fs::metadata(dir.join("ledger.jsonl.1")).unwrap().len();
+    let cur = std::fs::metadata(dir.join("ledger.jsonl")).unwrap().len();
+    assert!(old > LEDGER_ROTATE_BYTES, "{old}");
+    assert!(cur < LEDGER_ROTATE_BYTES, "{cur}");
+    // Both files are read, oldest first: every row is still counted.
+    let rows = store.ledger(None);
+    assert_eq!(rows.len(), 60);
+    assert!(rows.windows(2).all(|w| w[0].time_ms < w[1].time_ms));
+    // A second rotation replaces the old file: the oldest rows are gone.
+    for i in 60..120 {
+        store.try_record(&row(i, 100_000)).unwrap();
+    }
+    let rows = store.ledger(None);
+    assert!(rows.len() < 120 && rows.len() >= 50, "{}", rows.len());
+    assert_eq!(rows.last().unwrap().time_ms, 1_000 + 119);
+}
+
+#[test]
+fn damaged_ledger_lines_are_skipped_and_counted() {
+    let (_d, store) = temp_store(|_| {});
+    store.try_record(&row(1, 0)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(store.dir().join("ledger.jsonl"))
+        .unwrap();
+    f.write_all(b"{\"time_ms\": 5, \"trunc\n\n").unwrap();
+    drop(f);
+    store.try_record(&row(2, 0)).unwrap();
+    let (rows, bad) = store.ledger_rows(None);
+    assert_eq!((rows.len(), bad), (2, 1));
+    let s = store.stats(None);
+    assert_eq!((s.rewrites, s.unreadable_rows), (2, 1));
+}
