@@ -83,26 +83,34 @@ def main() -> int:
     import snip
     import snip.hermes as plugin
 
-    print(f"snip {snip.__version__}, Python {sys.version.split()[0]}, store {home}/cache/snip, "
-          f"{args.clock} clock")
-    print(f"{'input (first 50,000 bytes)':40} {'bytes':>7} {'out':>6}  "
-          f"{'core µs':>14}  {'+store µs':>14}  {'hook µs':>14}")
+    print(
+        f"snip {snip.__version__}, Python {sys.version.split()[0]}, store {home}/cache/snip, "
+        f"{args.clock} clock"
+    )
+    print(
+        f"{'input (first 50,000 bytes)':40} {'bytes':>7} {'out':>6}  "
+        f"{'core µs':>14}  {'+store µs':>14}  {'hook µs':>14}"
+    )
     medians: dict[str, list[float]] = {"core": [], "store": [], "hook": []}
     for name, text in inputs():
         r = snip.compress(text)
-        core = timed(lambda: snip.compress(text, store=False), args.runs)
-        stored = timed(lambda: snip.compress(text), args.runs)
+        core = timed(lambda t=text: snip.compress(t, store=False), args.runs)
+        stored = timed(lambda t=text: snip.compress(t), args.runs)
         hook = timed(
-            lambda: plugin.transform_terminal_output(command="x", output=text, returncode=0),
+            lambda t=text: plugin.transform_terminal_output(command="x", output=t, returncode=0),
             args.runs,
         )
         for key, value in (("core", core), ("store", stored), ("hook", hook)):
             medians[key].append(value[0])
-        print(f"{name:40} {len(text.encode()):>7} {r['output_bytes']:>6}  "
-              f"{core[0]:>6.1f} (p90 {core[1]:>5.0f})  {stored[0]:>6.1f} (p90 {stored[1]:>5.0f})  "
-              f"{hook[0]:>6.1f} (p90 {hook[1]:>5.0f})")
-    print("median of the medians: "
-          + ", ".join(f"{k} {statistics.median(v):.1f} µs" for k, v in medians.items()))
+        print(
+            f"{name:40} {len(text.encode()):>7} {r['output_bytes']:>6}  "
+            f"{core[0]:>6.1f} (p90 {core[1]:>5.0f})  {stored[0]:>6.1f} (p90 {stored[1]:>5.0f})  "
+            f"{hook[0]:>6.1f} (p90 {hook[1]:>5.0f})"
+        )
+    print(
+        "median of the medians: "
+        + ", ".join(f"{k} {statistics.median(v):.1f} µs" for k, v in medians.items())
+    )
 
     if args.e2e_runs:
         end_to_end(args.e2e_runs)
@@ -126,9 +134,11 @@ def end_to_end(runs: int) -> None:
             manager._hooks["transform_terminal_output"] = (
                 [plugin.transform_terminal_output] if hooked else []
             )
-            results[label] = timed(lambda: terminal_tool(command=command), runs)
-        print(f"terminal_tool('cat {name}'): "
-              + ", ".join(f"{k} {v[0] / 1000:.2f} ms" for k, v in results.items()))
+            results[label] = timed(lambda c=command: terminal_tool(command=c), runs)
+        print(
+            f"terminal_tool('cat {name}'): "
+            + ", ".join(f"{k} {v[0] / 1000:.2f} ms" for k, v in results.items())
+        )
 
 
 if __name__ == "__main__":

@@ -46,9 +46,7 @@ class SearchMatch(TypedDict):
 class RestoreResponse(TypedDict, total=False):
     """The store's answer to a restore call (see ``docs/restore.md``)."""
 
-    status: Literal[
-        "ok", "not_found", "expired", "too_large", "invalid", "unavailable", "error"
-    ]
+    status: Literal["ok", "not_found", "expired", "too_large", "invalid", "unavailable", "error"]
     id: str
     mode: Literal["bytes", "lines", "search", "full"]
     field: str

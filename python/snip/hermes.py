@@ -379,7 +379,7 @@ RESTORE_SCHEMA: dict[str, Any] = {
             "max_bytes": {
                 "type": "integer",
                 "minimum": 4,
-                "description": "Cap on the returned content in bytes (default 8192, at most 65536).",
+                "description": "Cap on the returned content in bytes (default 8192, max 65536).",
             },
             "context": {
                 "type": "integer",

@@ -70,10 +70,7 @@ class Home:
         ``HERMES_HOME`` (Hermes then uses ``~/.hermes``: pass ``HOME``). Returns the
         answer."""
         program = (
-            f"MARK = {ANSWER_MARK!r}\n"
-            + textwrap.dedent(before)
-            + PRELUDE
-            + textwrap.dedent(code)
+            f"MARK = {ANSWER_MARK!r}\n" + textwrap.dedent(before) + PRELUDE + textwrap.dedent(code)
         )
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("SNIP_")}
         full_env.update(self.env)
@@ -156,7 +153,5 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Home]:
     subprocess.run([*git, "init", "-q", str(repo)], check=True)
     subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
     subprocess.run([*git, "-C", str(repo), "commit", "-qm", "plugin"], check=True)
-    hermes_cli(
-        out["folder"].path, "plugins", "install", f"file://{repo}#hermes-plugin", "--enable"
-    )
+    hermes_cli(out["folder"].path, "plugins", "install", f"file://{repo}#hermes-plugin", "--enable")
     return out

@@ -77,17 +77,52 @@ class FakeLLM:
                         args = json.dumps(call["arguments"])
                         # Arguments arrive in two pieces, as real streams split them.
                         half = len(args) // 2
-                        event([{"index": 0, "finish_reason": None, "delta": {
-                            "role": "assistant",
-                            "tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                            "function": {"name": call["name"],
-                                                         "arguments": args[:half]}}]}}])
-                        event([{"index": 0, "finish_reason": None, "delta": {
-                            "tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]}}])
+                        event(
+                            [
+                                {
+                                    "index": 0,
+                                    "finish_reason": None,
+                                    "delta": {
+                                        "role": "assistant",
+                                        "tool_calls": [
+                                            {
+                                                "index": i,
+                                                "id": call["id"],
+                                                "type": "function",
+                                                "function": {
+                                                    "name": call["name"],
+                                                    "arguments": args[:half],
+                                                },
+                                            }
+                                        ],
+                                    },
+                                }
+                            ]
+                        )
+                        event(
+                            [
+                                {
+                                    "index": 0,
+                                    "finish_reason": None,
+                                    "delta": {
+                                        "tool_calls": [
+                                            {"index": i, "function": {"arguments": args[half:]}}
+                                        ]
+                                    },
+                                }
+                            ]
+                        )
                     event([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}])
                 else:
-                    event([{"index": 0, "finish_reason": None,
-                            "delta": {"role": "assistant", "content": step.get("content", "")}}])
+                    event(
+                        [
+                            {
+                                "index": 0,
+                                "finish_reason": None,
+                                "delta": {"role": "assistant", "content": step.get("content", "")},
+                            }
+                        ]
+                    )
                     event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
                 event([], usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
                 self.wfile.write(b"data: [DONE]\n\n")

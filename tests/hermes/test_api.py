@@ -103,12 +103,30 @@ def test_config_lists_every_setting(store: Path) -> None:
 def openai_conversation(results: int) -> list[dict]:
     messages: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
     for i in range(results):
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function",
-             "function": {"name": "terminal", "arguments": json.dumps({"command": f"make {i}"})}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {
+                            "name": "terminal",
+                            "arguments": json.dumps({"command": f"make {i}"}),
+                        },
+                    }
+                ],
+            }
+        )
         body = "".join(f"step {i}.{j} compiled\n" for j in range(60))
-        messages.append({"role": "tool", "tool_call_id": f"c{i}",
-                         "content": json.dumps({"output": body, "exit_code": 0})})
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "content": json.dumps({"output": body, "exit_code": 0}),
+            }
+        )
     return messages
 
 

@@ -62,8 +62,12 @@ def test_agent_conversation_compresses_restores_and_summarises(
         # The model reads the last tool result and copies a marker's restore call.
         content = json.loads(tool_messages(request)[-1]["content"])
         call = CALL.search(content["output"]).groupdict()
-        restore_args.update(id=call["id"], mode=call["mode"], start=int(call["start"]),
-                            end=min(int(call["end"]), int(call["start"]) + 40))
+        restore_args.update(
+            id=call["id"],
+            mode=call["mode"],
+            start=int(call["start"]),
+            end=min(int(call["end"]), int(call["start"]) + 40),
+        )
         return tool_call("call_3", "snip_restore", **restore_args)
 
     script = [
@@ -88,8 +92,9 @@ def test_agent_conversation_compresses_restores_and_summarises(
     # Request 4 carries the restored slice: the exact original lines.
     restored = json.loads(tool_messages(requests[3])[-1]["content"])
     assert restored["status"] == "ok"
-    original = subprocess.run([sys.executable, str(big)], capture_output=True,
-                              text=True, check=True).stdout
+    original = subprocess.run(
+        [sys.executable, str(big)], capture_output=True, text=True, check=True
+    ).stdout
     lines = original.splitlines(keepends=True)
     if restore_args["mode"] == "lines":
         want = "".join(lines[restore_args["start"] - 1 : restore_args["end"]])
@@ -107,7 +112,7 @@ def test_agent_conversation_compresses_restores_and_summarises(
     assert second_in_r4.startswith("[snip:") and "\n" not in second_in_r4
     # ... the newest result stays whole, and system/user text is untouched.
     assert tool_messages(requests[3])[-1]["content"] != first_in_r4
-    for a, b in zip(requests[2]["messages"], requests[3]["messages"]):
+    for a, b in zip(requests[2]["messages"], requests[3]["messages"], strict=False):
         if a.get("role") in ("system", "user"):
             assert a == b
 
@@ -137,6 +142,7 @@ def test_middleware_off_when_hermes_compression_disabled(
     assert json.loads(first)["output"].startswith("1\n2\n3\n")
 
     # The same conversation with compression on does summarise (the test can fail).
-    _, on = run_agent(homes["pip"], [dict(s) if isinstance(s, dict) else s for s in script],
-                      **CONTEXT_ENV)
+    _, on = run_agent(
+        homes["pip"], [dict(s) if isinstance(s, dict) else s for s in script], **CONTEXT_ENV
+    )
     assert tool_messages(on[2])[0]["content"].startswith("[snip:")

@@ -7,7 +7,6 @@ Runs in the ``wide`` home (``tool_output.max_bytes: 1000000``): with Hermes's de
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -79,8 +78,13 @@ def test_error_line_visible_and_elided_bytes_restored(
     calls = [m.groupdict() for m in CALL.finditer(out)]
     assert calls, out[:2000]
     requests = [
-        {"id": c["id"], "mode": c["mode"], "start": int(c["start"]), "end": int(c["end"]),
-         "max_bytes": 65536}
+        {
+            "id": c["id"],
+            "mode": c["mode"],
+            "start": int(c["start"]),
+            "end": int(c["end"]),
+            "max_bytes": 65536,
+        }
         for c in calls
     ]
     pages = home.run(f"CALLS = {requests!r}\n" + RESTORE)
@@ -89,7 +93,7 @@ def test_error_line_visible_and_elided_bytes_restored(
     lines = original.splitlines(keepends=True)
     data = original.encode()
     restored_any_secret = False
-    for req, mine in zip(requests, pages):
+    for req, mine in zip(requests, pages, strict=True):
         got = "".join(p["content"] for p in mine)
         if req["mode"] == "lines":
             want = "".join(lines[req["start"] - 1 : req["end"]])
@@ -101,10 +105,10 @@ def test_error_line_visible_and_elided_bytes_restored(
             restored_any_secret = True
             assert SECRET not in got
             assert got.replace("\n", "") != want.replace("\n", "")
-            masked = [l for l in got.splitlines() if l.startswith("export OPENAI_API_KEY=")]
+            masked = [x for x in got.splitlines() if x.startswith("export OPENAI_API_KEY=")]
             assert masked and SECRET not in masked[0]
-            want_lines = [l for l in want.splitlines() if SECRET not in l]
-            got_lines = [l for l in got.splitlines() if not l.startswith("export OPENAI_API_KEY=")]
+            want_lines = [x for x in want.splitlines() if SECRET not in x]
+            got_lines = [x for x in got.splitlines() if not x.startswith("export OPENAI_API_KEY=")]
             assert got_lines == want_lines
         else:
             assert got == want, (req, len(got), len(want))
@@ -148,10 +152,15 @@ def test_originals_go_to_hermes_home_cache(homes: dict[str, Home], tmp_path: Pat
     # No HERMES_HOME: Hermes uses ~/.hermes, and so does the store.
     user = tmp_path / "user"
     user.mkdir()
-    hermes_cli(user, "plugins", "enable", "snip", "--no-allow-tool-override",
-               env={"HOME": str(user)})
+    hermes_cli(
+        user, "plugins", "enable", "snip", "--no-allow-tool-override", env={"HOME": str(user)}
+    )
     default = Home(user / ".hermes", homes["pip"].env)
-    got = default.run(f"COMMAND = {command!r}\n" + STORE_CHECK, home_from_env=False,
-                      HOME=str(user), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    got = default.run(
+        f"COMMAND = {command!r}\n" + STORE_CHECK,
+        home_from_env=False,
+        HOME=str(user),
+        XDG_CACHE_HOME=str(tmp_path / "xdg"),
+    )
     assert got["id"] in stored_files(user / ".hermes" / "cache" / "snip")
     assert not (tmp_path / "xdg").exists()

@@ -100,7 +100,9 @@ def test_git_clone_progress(homes: dict[str, Home], tmp_path: Path) -> None:
     make_repo(src)
     objects = subprocess.run(
         ["git", "-C", str(src), "rev-list", "--objects", "--all"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.count("\n")
     assert objects > 2000
 
@@ -115,17 +117,18 @@ def test_git_clone_progress(homes: dict[str, Home], tmp_path: Path) -> None:
     assert "\r" not in out
     # The 'Cloning into' line and the closing line of each phase survive.
     assert "Cloning into 'b'..." in out
-    for phase in ("Counting objects", "Compressing objects", "Receiving objects", "Resolving deltas"):
-        done = [l for l in out.splitlines() if phase in l and "100%" in l and "done." in l]
+    phases = ("Counting objects", "Compressing objects", "Receiving objects", "Resolving deltas")
+    for phase in phases:
+        done = [x for x in out.splitlines() if phase in x and "100%" in x and "done." in x]
         assert done, (phase, out)
     # The marker counts the removed frames: every redraw but the few that became
     # lines of their own (text written between redraws, e.g. `remote: Total`).
-    lines = [l for l in out.splitlines() if not l.startswith("[snip:")]
+    lines = [x for x in out.splitlines() if not x.startswith("[snip:")]
     frames = original.count("\r")
     assert frames - len(lines) <= removed_frames(frames_marker(out)) <= frames
     # Only removes: every line shown is a frame (or line) of the original.
     segments = set(original.replace("\r", "\n").split("\n"))
-    assert all(l.rstrip() in {s.rstrip() for s in segments} for l in lines), out
+    assert all(x.rstrip() in {s.rstrip() for s in segments} for x in lines), out
     # git draws about 101 frames per phase and the last one of each is kept, so a
     # single clone cannot shrink 50x (see docs/hermes.md); it shrinks by what a
     # terminal would show, about 30x here.
@@ -157,7 +160,10 @@ def test_hermes_truncation_line_survives(homes: dict[str, Home], tmp_path: Path)
     command = f"{sys.executable} {script}"
     plain = terminal(homes["plain"], command)["output"]
     out = terminal(homes["pip"], command)["output"]
-    notice = r"\n\n\.\.\. \[OUTPUT TRUNCATED - [0-9,]+ chars omitted out of [0-9,]+ total\] \.\.\.\n\n"
+    notice = (
+        r"\n\n\.\.\. \[OUTPUT TRUNCATED - [0-9,]+ chars omitted out of [0-9,]+ total\] "
+        r"\.\.\.\n\n"
+    )
     assert re.search(notice, plain), plain[:500]
     # (The counts differ between runs: Hermes's cwd bookkeeping is in the stream.)
     assert re.search(notice, out), out

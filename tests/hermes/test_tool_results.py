@@ -71,11 +71,13 @@ def test_large_result_of_another_tool_keeps_every_key(
     homes: dict[str, Home], tmp_path: Path
 ) -> None:
     log = tmp_path / "service.log"
-    log.write_text("".join(
-        f"2026-11-30 12:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 7} "
-        f"processed batch {i} in {i % 97} ms\n"
-        for i in range(3000)
-    ))
+    log.write_text(
+        "".join(
+            f"2026-11-30 12:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 7} "
+            f"processed batch {i} in {i % 97} ms\n"
+            for i in range(3000)
+        )
+    )
     plain_raw = homes["plain"].run(f"PATH = {str(log)!r}\n" + READ)["raw"]
     raw = homes["pip"].run(f"PATH = {str(log)!r}\n" + READ)["raw"]
     plain, got = json.loads(plain_raw), json.loads(raw)
