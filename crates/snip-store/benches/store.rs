@@ -75,5 +75,23 @@ fn restore_page(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, put_1mb, id_1mb, restore_page);
+/// `lines` reads and indexes the whole scope on each call: the cost of one page.
+fn lines_page(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
+    let original = log_text(32 * 1024 * 1024, 4);
+    let id = store.put(&original).expect("put");
+    let mut group = c.benchmark_group("lines");
+    group.sample_size(20);
+    group.bench_function("restore 8 KiB lines page of a 32 MiB original", |b| {
+        b.iter(|| {
+            let r = store.restore(&RestoreRequest::lines(&id, 200_000, None));
+            assert_eq!(r.status, RestoreStatus::Ok);
+            r
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, put_1mb, id_1mb, restore_page, lines_page);
 criterion_main!(benches);

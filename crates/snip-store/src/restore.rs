@@ -628,11 +628,16 @@ impl Ctx<'_> {
         }
         let byte_start = idx.start_of(start);
         let mut last = start;
+        let mut byte_end = idx.line_end_from(byte_start);
         // Whole lines while they fit.
-        while last < end && idx.end_of(last + 1) - byte_start <= self.cap as u64 {
+        while last < end {
+            let next_end = idx.line_end_from(byte_end);
+            if next_end - byte_start > self.cap as u64 {
+                break;
+            }
             last += 1;
+            byte_end = next_end;
         }
-        let mut byte_end = idx.end_of(last);
         let mut note = None;
         if byte_end - byte_start > self.cap as u64 {
             // One line longer than the cap: its first part, cut on a code point.
@@ -702,7 +707,7 @@ impl Ctx<'_> {
                     byte: at as u64,
                 });
                 // One entry per line: go on after this line.
-                pos = idx.end_of(line) as usize;
+                pos = idx.line_end_from(at as u64) as usize;
             }
         }
         let mut r = base;
@@ -728,10 +733,7 @@ impl Ctx<'_> {
                 text.push_str("--\n");
             }
             for n in g0..=g1 {
-                let (ls, le) = (
-                    idx.start_of(n) as usize,
-                    idx.content_end_of(n, all) as usize,
-                );
+                let (ls, le) = (idx.start_of(n) as usize, idx.content_end_of(n) as usize);
                 let hit = is_hit(n);
                 let at = hit.map(|h| h.byte as usize - ls);
                 text.push_str(&format!("{n}{}", if hit.is_some() { ':' } else { '-' }));
@@ -744,7 +746,7 @@ impl Ctx<'_> {
                     let h = &hits[i];
                     let (ls, le) = (
                         idx.start_of(h.line) as usize,
-                        idx.content_end_of(h.line, all) as usize,
+                        idx.content_end_of(h.line) as usize,
                     );
                     let mut t = format!(
                         "{}:{}",
@@ -806,50 +808,72 @@ fn page_end(win: &[u8], start: u64, end: u64, cap: usize) -> u64 {
     start + cut as u64
 }
 
-/// Line starts of a scope. Line `n` (1-based) spans `[start_of(n), end_of(n))`,
-/// including its `\n`.
-struct LineIndex {
-    starts: Vec<u64>,
-    len: u64,
+/// Lines of a scope, indexed sparsely (the start of every [`LINE_STRIDE`]th line),
+/// so that even 32 MiB of empty lines costs a few MiB. Line `n` (1-based) spans
+/// `[start_of(n), end_of(n))`, including its `\n`.
+struct LineIndex<'a> {
+    all: &'a [u8],
+    sparse: Vec<u64>,
+    count: u64,
 }
 
-impl LineIndex {
-    fn new(all: &[u8]) -> Self {
-        let mut starts = Vec::with_capacity(all.len() / 40 + 1);
+/// Lines between two entries of the sparse line index.
+const LINE_STRIDE: u64 = 64;
+
+impl<'a> LineIndex<'a> {
+    fn new(all: &'a [u8]) -> Self {
+        let mut sparse = Vec::with_capacity(all.len() / 2048 + 1);
+        let mut count = 0u64;
         if !all.is_empty() {
-            starts.push(0);
+            sparse.push(0);
+            count = 1;
             for i in memchr::memchr_iter(b'\n', all) {
                 if i + 1 < all.len() {
-                    starts.push(i as u64 + 1);
+                    if count % LINE_STRIDE == 0 {
+                        sparse.push(i as u64 + 1);
+                    }
+                    count += 1;
                 }
             }
         }
-        LineIndex {
-            starts,
-            len: all.len() as u64,
-        }
+        LineIndex { all, sparse, count }
     }
     fn count(&self) -> u64 {
-        self.starts.len() as u64
+        self.count
+    }
+    /// Start of line `n` (1 ≤ n ≤ count).
+    fn start_of(&self, n: u64) -> u64 {
+        let k = (n - 1) / LINE_STRIDE;
+        let mut pos = self.sparse[k as usize] as usize;
+        for _ in 0..(n - 1) % LINE_STRIDE {
+            pos += memchr::memchr(b'\n', &self.all[pos..]).map_or(self.all.len() - pos, |i| i + 1);
+        }
+        pos as u64
+    }
+    /// End of line `n`, exclusive, including its `\n`.
+    fn end_of(&self, n: u64) -> u64 {
+        self.line_end_from(self.start_of(n))
+    }
+    /// End (after the `\n`, or the scope's end) of the line holding byte `at`.
+    fn line_end_from(&self, at: u64) -> u64 {
+        let at = at as usize;
+        memchr::memchr(b'\n', &self.all[at..]).map_or(self.all.len(), |i| at + i + 1) as u64
     }
     /// The line (1-based) holding byte `at`.
     fn line_of(&self, at: u64) -> u64 {
-        self.starts.partition_point(|&s| s <= at) as u64
-    }
-    fn start_of(&self, n: u64) -> u64 {
-        self.starts[(n - 1) as usize]
-    }
-    fn end_of(&self, n: u64) -> u64 {
-        self.starts.get(n as usize).copied().unwrap_or(self.len)
+        let k = self.sparse.partition_point(|&s| s <= at).max(1) - 1;
+        let from = self.sparse[k] as usize;
+        let within = memchr::memchr_iter(b'\n', &self.all[from..at as usize]).count() as u64;
+        k as u64 * LINE_STRIDE + 1 + within
     }
     /// End of line `n` without its `\n` or `\r\n`.
-    fn content_end_of(&self, n: u64, all: &[u8]) -> u64 {
+    fn content_end_of(&self, n: u64) -> u64 {
         let s = self.start_of(n) as usize;
-        let mut e = self.end_of(n) as usize;
-        if e > s && all[e - 1] == b'\n' {
+        let mut e = self.line_end_from(s as u64) as usize;
+        if e > s && self.all[e - 1] == b'\n' {
             e -= 1;
         }
-        if e > s && all[e - 1] == b'\r' {
+        if e > s && self.all[e - 1] == b'\r' {
             e -= 1;
         }
         e as u64
@@ -1095,9 +1119,36 @@ mod tests {
         let ix = LineIndex::new(t);
         assert_eq!(ix.count(), 4);
         assert_eq!((ix.start_of(2), ix.end_of(2)), (2, 6));
-        assert_eq!(ix.content_end_of(2, t), 4);
+        assert_eq!(ix.content_end_of(2), 4);
         assert_eq!((ix.start_of(4), ix.end_of(4)), (7, 8));
         assert_eq!(LineIndex::new(b"x\n").count(), 1);
         assert_eq!(LineIndex::new(b"").count(), 0);
+        // Against a naive index, across many strides, with and without a final \n.
+        for tail in ["", "last"] {
+            let text: String = (0..1000)
+                .map(|i| "x".repeat(i % 7) + "\n")
+                .collect::<String>()
+                + tail;
+            let t = text.as_bytes();
+            let starts: Vec<u64> = std::iter::once(0)
+                .chain(
+                    t.iter()
+                        .enumerate()
+                        .filter(|(i, &c)| c == b'\n' && i + 1 < t.len())
+                        .map(|(i, _)| i as u64 + 1),
+                )
+                .collect();
+            let ix = LineIndex::new(t);
+            assert_eq!(ix.count(), starts.len() as u64);
+            for (k, &st) in starts.iter().enumerate() {
+                let n = k as u64 + 1;
+                assert_eq!(ix.start_of(n), st);
+                let end = starts.get(k + 1).copied().unwrap_or(t.len() as u64);
+                assert_eq!(ix.end_of(n), end);
+                for at in st..end {
+                    assert_eq!(ix.line_of(at), n);
+                }
+            }
+        }
     }
 }
