@@ -10,7 +10,9 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 fn capture(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/corpus")
+        .join(name);
     std::fs::read(p).expect("capture")
 }
 
@@ -37,8 +39,14 @@ fn per_rule(c: &mut Criterion) {
     let cfg = Config::default();
     let inputs = [
         ("rich-progress-tty", capture("rich-progress-tty.txt")),
-        ("cargo-test-fail-notty", capture("cargo-test-fail-notty.txt")),
-        ("rustc-error-flood-tty", capture("rustc-error-flood-tty.txt")),
+        (
+            "cargo-test-fail-notty",
+            capture("cargo-test-fail-notty.txt"),
+        ),
+        (
+            "rustc-error-flood-tty",
+            capture("rustc-error-flood-tty.txt"),
+        ),
     ];
     let mut g = c.benchmark_group("rule-50KB");
     for (name, input) in &inputs {
@@ -61,7 +69,9 @@ fn large(c: &mut Criterion) {
     let mut g = c.benchmark_group("mixed-log-100MB");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(log.len() as u64));
-    g.bench_function("pipeline", |b| b.iter(|| compress(black_box(&log), &cfg, &mut NoStore)));
+    g.bench_function("pipeline", |b| {
+        b.iter(|| compress(black_box(&log), &cfg, &mut NoStore))
+    });
     g.finish();
 }
 

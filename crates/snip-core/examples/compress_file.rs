@@ -21,5 +21,10 @@ fn main() {
     times.sort();
     let median = times[n / 2];
     let mbps = input.len() as f64 / median.as_secs_f64() / 1e6;
-    println!("{path}: {} -> {} bytes, median {:?} ({mbps:.0} MB/s) over {n} runs", input.len(), out_len, median);
+    println!(
+        "{path}: {} -> {} bytes, median {:?} ({mbps:.0} MB/s) over {n} runs",
+        input.len(),
+        out_len,
+        median
+    );
 }

@@ -122,14 +122,23 @@ impl Config {
     /// `snip config`.
     pub fn entries(&self) -> Vec<(&'static str, String)> {
         vec![
-            ("SNIP_ENABLED", (if self.enabled { "1" } else { "0" }).to_string()),
+            (
+                "SNIP_ENABLED",
+                (if self.enabled { "1" } else { "0" }).to_string(),
+            ),
             ("SNIP_MAX_BYTES", self.max_bytes.to_string()),
             ("SNIP_HEAD_BYTES", self.head_bytes.to_string()),
             ("SNIP_TAIL_BYTES", self.tail_bytes.to_string()),
             ("SNIP_SALIENT_BYTES", self.salient_bytes.to_string()),
             ("SNIP_SALIENT_CONTEXT", self.salient_context.to_string()),
-            ("SNIP_TRACEBACK_HEAD", self.traceback_head_frames.to_string()),
-            ("SNIP_TRACEBACK_TAIL", self.traceback_tail_frames.to_string()),
+            (
+                "SNIP_TRACEBACK_HEAD",
+                self.traceback_head_frames.to_string(),
+            ),
+            (
+                "SNIP_TRACEBACK_TAIL",
+                self.traceback_tail_frames.to_string(),
+            ),
             ("SNIP_REPEAT_MIN", self.repeat_min.to_string()),
             ("SNIP_JSON_STRING_KEEP", self.json_string_keep.to_string()),
             ("SNIP_JSON_ARRAY_KEEP", self.json_array_keep.to_string()),
@@ -194,6 +203,10 @@ pub fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" | "" => Ok(false),
-        _ => Err(ConfigError::new(name, v, "1 or 0 (true/false, yes/no, on/off)")),
+        _ => Err(ConfigError::new(
+            name,
+            v,
+            "1 or 0 (true/false, yes/no, on/off)",
+        )),
     }
 }

@@ -102,8 +102,18 @@ impl<'a> Doc<'a> {
 
     /// The line ending most lines use (for inserted marker lines).
     pub(crate) fn dominant_eol(&self) -> Eol {
-        let crlf = self.lines.iter().take(64).filter(|l| l.eol == Eol::CrLf).count();
-        let lf = self.lines.iter().take(64).filter(|l| l.eol == Eol::Lf).count();
+        let crlf = self
+            .lines
+            .iter()
+            .take(64)
+            .filter(|l| l.eol == Eol::CrLf)
+            .count();
+        let lf = self
+            .lines
+            .iter()
+            .take(64)
+            .filter(|l| l.eol == Eol::Lf)
+            .count();
         if crlf > lf {
             Eol::CrLf
         } else {
@@ -112,7 +122,13 @@ impl<'a> Doc<'a> {
     }
 
     /// Adds a marker line covering original lines `src_first..=src_last` (0-based).
-    pub(crate) fn marker_line(&mut self, m: Marker, eol: Eol, src_first: u32, src_last: u32) -> Line {
+    pub(crate) fn marker_line(
+        &mut self,
+        m: Marker,
+        eol: Eol,
+        src_first: u32,
+        src_last: u32,
+    ) -> Line {
         self.markers.push(m);
         Line {
             start: 0,
@@ -207,7 +223,12 @@ impl RawIndex {
     /// Original byte range (0-based, half-open) of lines `first..=last` (0-based), with
     /// their line endings.
     pub(crate) fn bytes(&self, first: u32, last: u32) -> (u64, u64) {
-        let s = self.starts.get(first as usize).copied().unwrap_or(self.len).min(self.len);
+        let s = self
+            .starts
+            .get(first as usize)
+            .copied()
+            .unwrap_or(self.len)
+            .min(self.len);
         let e = self
             .starts
             .get(last as usize + 1)

@@ -11,12 +11,12 @@
 #![deny(missing_docs)]
 
 pub mod config;
+mod doc;
 pub mod marker;
 mod pipeline;
 pub mod rules;
-pub mod text;
-mod doc;
 pub mod stream;
+pub mod text;
 
 pub use config::{Config, ConfigError};
 pub use marker::{Marker, RestoreCall};

@@ -82,7 +82,10 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
                 if j.minified {
                     counts.push(("minified", 1));
                 }
-                let report = RuleReport { id: "json-fields", counts };
+                let report = RuleReport {
+                    id: "json-fields",
+                    counts,
+                };
                 let multi_line = j.output[..j.output.len().saturating_sub(1)].contains(&b'\n');
                 if lossy_allowed && j.output.len() > config.max_bytes && multi_line {
                     json_lines = Some((j.output, report));
@@ -108,7 +111,10 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
                     if o.output.len() < input.len() {
                         return o;
                     }
-                    return Outcome { retention: o.retention, ..Outcome::unchanged(input) };
+                    return Outcome {
+                        retention: o.retention,
+                        ..Outcome::unchanged(input)
+                    };
                 }
                 let mut o = Outcome::unchanged(input);
                 o.retention = retention;
@@ -158,7 +164,11 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
         }
         doc.footer.push(Marker {
             what: format!("removed {}", parts.join(" and ")),
-            rule: if frames > 0 { "terminal-render" } else { "ansi-strip" },
+            rule: if frames > 0 {
+                "terminal-render"
+            } else {
+                "ansi-strip"
+            },
             lines: None,
             bytes: None,
             restore: Some(RestoreCall::Bytes {
@@ -179,11 +189,17 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
             });
         }
         if doc.size() > config.max_bytes {
-            if let Some((gaps, lines, bytes)) = elide_within_budget(&mut doc, config, &raw, raw_offsets) {
+            if let Some((gaps, lines, bytes)) =
+                elide_within_budget(&mut doc, config, &raw, raw_offsets)
+            {
                 lossy = true;
                 rules.push(RuleReport {
                     id: "head-tail-elide",
-                    counts: vec![("gaps", gaps), ("lines_elided", lines), ("bytes_elided", bytes)],
+                    counts: vec![
+                        ("gaps", gaps),
+                        ("lines_elided", lines),
+                        ("bytes_elided", bytes),
+                    ],
                 });
             }
         }
@@ -228,7 +244,11 @@ fn json_lines_elided(
     if let Some((gaps, lines, bytes)) = elide_within_budget(&mut doc, config, &raw, false) {
         rules.push(RuleReport {
             id: "head-tail-elide",
-            counts: vec![("gaps", gaps), ("lines_elided", lines), ("bytes_elided", bytes)],
+            counts: vec![
+                ("gaps", gaps),
+                ("lines_elided", lines),
+                ("bytes_elided", bytes),
+            ],
         });
     }
     let output = doc.render(retained_id(&retention));
@@ -245,7 +265,12 @@ fn json_lines_elided(
 
 /// Runs `head-tail-elide`, shrinking head and tail when markers and the footer push
 /// the result over the budget (so that a second pass finds nothing to elide).
-fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> Option<(u64, u64, u64)> {
+fn elide_within_budget(
+    doc: &mut Doc<'_>,
+    config: &Config,
+    raw: &RawIndex,
+    raw_offsets: bool,
+) -> Option<(u64, u64, u64)> {
     let mut cfg = config.clone();
     for attempt in 0..8 {
         if attempt == 7 {

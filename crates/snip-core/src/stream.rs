@@ -178,7 +178,11 @@ impl StreamCompressor {
             }
             let m = Marker {
                 what: format!("removed {}", parts.join(" and ")),
-                rule: if self.frames > 0 { "terminal-render" } else { "ansi-strip" },
+                rule: if self.frames > 0 {
+                    "terminal-render"
+                } else {
+                    "ansi-strip"
+                },
                 lines: None,
                 bytes: None,
                 restore: None,
@@ -222,7 +226,10 @@ impl StreamCompressor {
             };
             let src = (bl + l.src_first as u64, bl + l.src_last as u64);
             let rawr = match &index {
-                None if l.marker.is_none() => (bo + l.start as u64, bo + (l.end + l.eol.bytes().len()) as u64),
+                None if l.marker.is_none() => (
+                    bo + l.start as u64,
+                    bo + (l.end + l.eol.bytes().len()) as u64,
+                ),
                 None => {
                     let ri = RawIndex::new(raw);
                     let (a, b) = ri.bytes(l.src_first, l.src_last);
@@ -233,7 +240,15 @@ impl StreamCompressor {
                     (bo + a, bo + b)
                 }
             };
-            self.repeat(SLine { text, eol: l.eol, src, raw: rawr }, out)?;
+            self.repeat(
+                SLine {
+                    text,
+                    eol: l.eol,
+                    src,
+                    raw: rawr,
+                },
+                out,
+            )?;
         }
         // A window cut inside a line: the next window's first line is the same line.
         self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
@@ -279,12 +294,23 @@ impl StreamCompressor {
                 rule: "repeat-collapse",
                 lines: Some((a + 1, b + 1)),
                 bytes: None,
-                restore: Some(RestoreCall::Lines { start: a + 1, end: b + 1 }),
+                restore: Some(RestoreCall::Lines {
+                    start: a + 1,
+                    end: b + 1,
+                }),
             };
             let eol = first.eol;
             self.feed(first, out)?;
             let text = m.render(None).into_bytes();
-            return self.feed(SLine { text, eol, src: (a, b), raw: (s, e) }, out);
+            return self.feed(
+                SLine {
+                    text,
+                    eol,
+                    src: (a, b),
+                    raw: (s, e),
+                },
+                out,
+            );
         }
         for l in run {
             self.feed(l, out)?;
@@ -309,17 +335,17 @@ impl StreamCompressor {
                             out.write_all(l.eol.bytes())?;
                         } else {
                             in_head = false;
-                            self.to_ring(l, out)?;
+                            self.push_ring(l, out)?;
                         }
                     }
                 }
                 Ok(())
             }
-            Phase::Eliding => self.to_ring(l, out),
+            Phase::Eliding => self.push_ring(l, out),
         }
     }
 
-    fn to_ring(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+    fn push_ring(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
         self.ring_size += l.size();
         self.ring.push_back(l);
         while self.ring_size > self.config.tail_bytes && self.ring.len() > 1 {
@@ -340,8 +366,15 @@ impl StreamCompressor {
         }
         self.after = 0;
         let cost = l.size() + 220;
-        if small && head_tail_elide::salience(&l.text) >= 2 && self.islands_used + cost <= self.config.salient_bytes {
-            let before = if self.config.salient_context > 0 { self.gap_tail.take() } else { None };
+        if small
+            && head_tail_elide::salience(&l.text) >= 2
+            && self.islands_used + cost <= self.config.salient_bytes
+        {
+            let before = if self.config.salient_context > 0 {
+                self.gap_tail.take()
+            } else {
+                None
+            };
             if let Some(b) = &before {
                 self.islands_used += b.size();
             } else if let Some(t) = self.gap_tail.take() {
@@ -373,14 +406,23 @@ impl StreamCompressor {
     }
 
     fn close_gap(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        let Some((a, s)) = self.gap.first.take() else { return Ok(()) };
+        let Some((a, s)) = self.gap.first.take() else {
+            return Ok(());
+        };
         let (b, e) = self.gap.last;
         let m = Marker {
-            what: format!("{} ({} bytes) elided", crate::rules::head_tail_elide::lines_word(b - a + 1), e - s),
+            what: format!(
+                "{} ({} bytes) elided",
+                crate::rules::head_tail_elide::lines_word(b - a + 1),
+                e - s
+            ),
             rule: "head-tail-elide",
             lines: Some((a + 1, b + 1)),
             bytes: Some((s, e)),
-            restore: Some(RestoreCall::Lines { start: a + 1, end: b + 1 }),
+            restore: Some(RestoreCall::Lines {
+                start: a + 1,
+                end: b + 1,
+            }),
         };
         self.gap = Gap::default();
         out.write_all(m.render(None).as_bytes())?;

@@ -8,7 +8,7 @@ use snip_core::{Config, NoStore};
 fn check(input: &[u8]) -> snip_core::Outcome {
     let o = common::compress(input);
     assert!(o.failed_open.is_none(), "failed open: {:?}", o.failed_open);
-    assert!(o.output.len() <= input.len().max(0));
+    assert!(o.output.len() <= input.len());
     if !o.changed {
         assert_eq!(o.output, input);
     }
@@ -40,9 +40,16 @@ fn one_hundred_megabyte_single_line() {
     let line = vec![b'x'; 100 * 1024 * 1024];
     let o = check(&line);
     assert!(o.changed && o.lossy);
-    assert!(o.output.len() <= Config::default().max_bytes, "{}", o.output.len());
+    assert!(
+        o.output.len() <= Config::default().max_bytes,
+        "{}",
+        o.output.len()
+    );
     let text = String::from_utf8_lossy(&o.output);
-    let m = text.lines().find_map(snip_core::marker::parse).expect("marker");
+    let m = text
+        .lines()
+        .find_map(snip_core::marker::parse)
+        .expect("marker");
     assert_eq!(m.lines, Some((1, 1)));
 }
 
@@ -62,7 +69,7 @@ fn json_nested_one_hundred_thousand_deep() {
         serde_json::from_slice::<serde_json::Value>(&o.output).err();
     }
     let mut obj = "{\"a\":".repeat(100_000);
-    obj.push_str("1");
+    obj.push('1');
     obj.push_str(&"}".repeat(100_000));
     check(obj.as_bytes());
 }
@@ -103,7 +110,10 @@ fn escape_sequences_cut_short_and_cursor_storms() {
 
 #[test]
 fn disabled_returns_input() {
-    let cfg = Config { enabled: false, ..Config::default() };
+    let cfg = Config {
+        enabled: false,
+        ..Config::default()
+    };
     let input = b"a 1%\ra 2%\ra 3%\n".repeat(100);
     let o = snip_core::compress(&input, &cfg, &mut NoStore);
     assert!(!o.changed);
@@ -134,7 +144,9 @@ fn valid_json_with_nothing_to_elide_is_never_broken_by_line_rules() {
 fn json_lines_over_budget_keep_whole_valid_lines() {
     let mut s = String::new();
     for i in 0..5000 {
-        s.push_str(&format!("{{\"seq\": {i}, \"msg\": \"event number {i}\", \"level\": \"info\"}}\n"));
+        s.push_str(&format!(
+            "{{\"seq\": {i}, \"msg\": \"event number {i}\", \"level\": \"info\"}}\n"
+        ));
     }
     let o = check(s.as_bytes());
     assert!(o.changed && o.output.len() <= snip_core::Config::default().max_bytes);

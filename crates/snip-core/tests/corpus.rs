@@ -21,7 +21,10 @@ fn every_capture_keeps_its_clue_and_shrinks() {
         if !visible(&o.output, &c.clue) {
             // Elided: some marker must cover it and quote a restore call.
             let text = String::from_utf8_lossy(&o.output);
-            let covered = text.lines().filter_map(marker::parse).any(|m| m.call.is_some());
+            let covered = text
+                .lines()
+                .filter_map(marker::parse)
+                .any(|m| m.call.is_some());
             if !covered {
                 failures.push(c.file.clone());
             }
@@ -48,11 +51,17 @@ fn json_stays_valid_and_under_budget() {
         assert!(o.changed, "{}", c.file);
         let v: serde_json::Value = serde_json::from_slice(&o.output)
             .unwrap_or_else(|e| panic!("{} invalid JSON: {e}", c.file));
-        assert!(o.output.len() <= budget, "{}: {} bytes", c.file, o.output.len());
+        assert!(
+            o.output.len() <= budget,
+            "{}: {} bytes",
+            c.file,
+            o.output.len()
+        );
         if c.file.starts_with("cargo-metadata") {
             assert_eq!(v["workspace_root"], "/home/u/dev/webapp");
             let orig: serde_json::Value = serde_json::from_slice(&c.bytes).unwrap();
-            let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            let keys =
+                |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
             assert_eq!(keys(&v), keys(&orig), "top-level keys kept");
         }
     }
@@ -77,7 +86,12 @@ fn crlf_and_final_newline_are_kept() {
         // line; otherwise the presence of a final newline is kept.
         let last = c.bytes.rsplit(|&b| b == b'\n').next().unwrap_or(b"");
         if !last.contains(&0x1b) {
-            assert_eq!(o.output.ends_with(b"\n"), c.bytes.ends_with(b"\n"), "{}", c.file);
+            assert_eq!(
+                o.output.ends_with(b"\n"),
+                c.bytes.ends_with(b"\n"),
+                "{}",
+                c.file
+            );
         }
         let crlf_in = c.bytes.windows(2).filter(|w| w == b"\r\n").count();
         let lf_in = memchr::memchr_iter(b'\n', &c.bytes).count();
@@ -96,7 +110,8 @@ fn markers_parse_and_lossy_ones_name_the_store_id() {
         let o = common::compress(&c.bytes);
         let text = String::from_utf8_lossy(&o.output);
         for line in text.lines().filter(|l| l.starts_with("[snip:")) {
-            let m = marker::parse(line).unwrap_or_else(|| panic!("{}: unparsable marker {line}", c.file));
+            let m = marker::parse(line)
+                .unwrap_or_else(|| panic!("{}: unparsable marker {line}", c.file));
             assert_eq!(m.id.as_deref(), o.id(), "{}: {line}", c.file);
         }
     }
@@ -104,7 +119,10 @@ fn markers_parse_and_lossy_ones_name_the_store_id() {
 
 #[test]
 fn without_a_store_lossy_markers_say_not_retained() {
-    let c = common::corpus().into_iter().find(|c| c.file.starts_with("ls-laR")).unwrap();
+    let c = common::corpus()
+        .into_iter()
+        .find(|c| c.file.starts_with("ls-laR"))
+        .unwrap();
     let o = snip_core::compress(&c.bytes, &Config::default(), &mut NoStore);
     assert!(o.lossy);
     let text = String::from_utf8_lossy(&o.output);
@@ -117,14 +135,18 @@ fn a_failed_store_means_lossless_only() {
     struct Full;
     impl snip_core::Retain for Full {
         fn retain(&mut self, _: &[u8]) -> snip_core::Retention {
-            snip_core::Retention::Failed { reason: "disk full".into() }
+            snip_core::Retention::Failed {
+                reason: "disk full".into(),
+            }
         }
     }
     for c in common::corpus() {
         let o = snip_core::compress(&c.bytes, &Config::default(), &mut Full);
         assert!(!o.lossy, "{}", c.file);
         assert!(
-            !o.rules.iter().any(|r| matches!(r.id, "head-tail-elide" | "traceback-keep")),
+            !o.rules
+                .iter()
+                .any(|r| matches!(r.id, "head-tail-elide" | "traceback-keep")),
             "{}",
             c.file
         );
@@ -151,7 +173,10 @@ fn marker_ranges_point_at_what_was_removed() {
             let (s, e) = m.bytes.unwrap();
             assert!(a >= 1 && a <= b, "{}: {:?}", c.file, m);
             assert!(s < e && e as usize <= c.bytes.len(), "{}: {:?}", c.file, m);
-            if m.call.as_deref().is_some_and(|call| call.contains("mode=\"lines\"")) {
+            if m.call
+                .as_deref()
+                .is_some_and(|call| call.contains("mode=\"lines\""))
+            {
                 assert_eq!(s as usize, starts[a as usize - 1], "{}: {:?}", c.file, m);
             }
         }

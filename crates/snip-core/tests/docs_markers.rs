@@ -4,7 +4,11 @@ use snip_core::marker;
 
 #[test]
 fn every_documented_marker_parses() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/markers.md")).unwrap();
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/markers.md"
+    ))
+    .unwrap();
     let mut in_block = false;
     let mut n = 0;
     let mut rules = std::collections::BTreeSet::new();
@@ -19,20 +23,35 @@ fn every_documented_marker_parses() {
         n += 1;
         if line.contains(" → ") {
             // The conversation summary: its own shape, ending in a restore call.
-            assert!(line.ends_with("\")]") && line.contains("restore: snip_restore(id=\"sn_"), "{line}");
+            assert!(
+                line.ends_with("\")]") && line.contains("restore: snip_restore(id=\"sn_"),
+                "{line}"
+            );
             continue;
         }
         let m = marker::parse(line).unwrap_or_else(|| panic!("does not parse: {line}"));
-        assert!(snip_core::rules::REGISTRY.iter().any(|r| r.id == m.rule), "unknown rule in {line}");
-        assert!(m.id.is_some() || m.not_retained || line.ends_with(" · lossless]"), "{line}");
+        assert!(
+            snip_core::rules::REGISTRY.iter().any(|r| r.id == m.rule),
+            "unknown rule in {line}"
+        );
+        assert!(
+            m.id.is_some() || m.not_retained || line.ends_with(" · lossless]"),
+            "{line}"
+        );
         if let Some(call) = &m.call {
-            assert!(call.contains("mode=\"lines\"") || call.contains("mode=\"bytes\""), "{line}");
+            assert!(
+                call.contains("mode=\"lines\"") || call.contains("mode=\"bytes\""),
+                "{line}"
+            );
         }
         rules.insert(m.rule);
     }
     assert!(n >= 12, "only {n} examples found");
     // Every rule that can remove something has a documented example.
-    for r in snip_core::rules::REGISTRY.iter().filter(|r| r.id != "diff-protect") {
+    for r in snip_core::rules::REGISTRY
+        .iter()
+        .filter(|r| r.id != "diff-protect")
+    {
         assert!(rules.contains(r.id), "no example for {}", r.id);
     }
 }

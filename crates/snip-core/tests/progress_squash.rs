@@ -23,7 +23,8 @@ fn squash(input: &[u8]) -> (Vec<String>, u64) {
 }
 
 fn expected(name: &str) -> (Vec<String>, u64) {
-    let text = std::fs::read_to_string(common::fixtures().join("progress-squash").join(name)).unwrap();
+    let text =
+        std::fs::read_to_string(common::fixtures().join("progress-squash").join(name)).unwrap();
     let (body, footer) = text.rsplit_once("[progress-squash: ").expect("footer");
     let n: u64 = footer.split_whitespace().next().unwrap().parse().unwrap();
     (body.lines().map(str::to_string).collect(), n)
@@ -59,10 +60,26 @@ fn unchanged_small_cases() {
 #[test]
 fn collapsing_small_cases() {
     let cases: &[(&[u8], &[&str], u64)] = &[
-        (b"Downloading 10%\rDownloading 20%\rDownloading 30%\rERROR: disk full\n", &["Downloading 30%", "ERROR: disk full"], 2),
-        (b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n", &["step 3/3", "next"], 2),
-        (b"\x1b[2K\rStep 1/3\x1b[K\r\x1b[2KStep 2/3\x1b[K\r\x1b[2KStep 3/3\x1b[K\ndone\n", &["Step 3/3", "done"], 2),
-        (b"\rget |#     | 10%\rget |###   | 50%\rget |######| 100%\n", &["get |######| 100%"], 2),
+        (
+            b"Downloading 10%\rDownloading 20%\rDownloading 30%\rERROR: disk full\n",
+            &["Downloading 30%", "ERROR: disk full"],
+            2,
+        ),
+        (
+            b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n",
+            &["step 3/3", "next"],
+            2,
+        ),
+        (
+            b"\x1b[2K\rStep 1/3\x1b[K\r\x1b[2KStep 2/3\x1b[K\r\x1b[2KStep 3/3\x1b[K\ndone\n",
+            &["Step 3/3", "done"],
+            2,
+        ),
+        (
+            b"\rget |#     | 10%\rget |###   | 50%\rget |######| 100%\n",
+            &["get |######| 100%"],
+            2,
+        ),
         (b"a 1%\ra 2%", &["a 2%"], 1),
         (b"10%\r20%\r30%", &["30%"], 2),
     ];
@@ -76,13 +93,26 @@ fn collapsing_small_cases() {
             // Tiny inputs are not a net win once the marker is added, so the gate keeps
             // them; the rendering itself is compared through the rule alone.
             let o = compress(input, &Config::default(), &mut NoStore);
-            assert!(!o.changed, "only a gated (unchanged) output may differ: {got:?}");
-            let rendered = snip_core::rules::apply_one("terminal-render", input, &Config::default()).expect("renders");
+            assert!(
+                !o.changed,
+                "only a gated (unchanged) output may differ: {got:?}"
+            );
+            let rendered =
+                snip_core::rules::apply_one("terminal-render", input, &Config::default())
+                    .expect("renders");
             let text = String::from_utf8_lossy(&rendered).into_owned();
             let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("[snip:")).collect();
             assert_eq!(kept, *lines, "{:?}", String::from_utf8_lossy(input));
-            let footer = text.lines().find(|l| l.starts_with("[snip: removed ")).expect("footer");
-            let count: u64 = footer["[snip: removed ".len()..].split(' ').next().unwrap().parse().unwrap();
+            let footer = text
+                .lines()
+                .find(|l| l.starts_with("[snip: removed "))
+                .expect("footer");
+            let count: u64 = footer["[snip: removed ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
             assert_eq!(count, *n, "{footer}");
         }
     }
@@ -90,8 +120,17 @@ fn collapsing_small_cases() {
 
 #[test]
 fn crlf_ending_is_kept_after_collapse() {
-    let o = snip_core::rules::apply_one("terminal-render", b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n", &Config::default()).unwrap();
-    assert!(o.starts_with(b"step 3/3\r\nnext\r\n[snip: removed 2 redrawn progress frames"), "{}", String::from_utf8_lossy(&o));
+    let o = snip_core::rules::apply_one(
+        "terminal-render",
+        b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n",
+        &Config::default(),
+    )
+    .unwrap();
+    assert!(
+        o.starts_with(b"step 3/3\r\nnext\r\n[snip: removed 2 redrawn progress frames"),
+        "{}",
+        String::from_utf8_lossy(&o)
+    );
 }
 
 #[test]
@@ -99,12 +138,20 @@ fn three_hundred_step_loop() {
     let mut s = String::new();
     for i in 0..=300 {
         let filled = i * 20 / 300;
-        s.push_str(&format!("\rDownloading model.bin |{}{}| {}%", "#".repeat(filled), " ".repeat(20 - filled), i * 100 / 300));
+        s.push_str(&format!(
+            "\rDownloading model.bin |{}{}| {}%",
+            "#".repeat(filled),
+            " ".repeat(20 - filled),
+            i * 100 / 300
+        ));
     }
     s.push_str("\nsaved model.bin\n");
     let o = compress(s.as_bytes(), &Config::default(), &mut NoStore);
     let out = String::from_utf8(o.output).unwrap();
-    assert!(out.starts_with("Downloading model.bin |####################| 100%\nsaved model.bin\n"), "{out}");
+    assert!(
+        out.starts_with("Downloading model.bin |####################| 100%\nsaved model.bin\n"),
+        "{out}"
+    );
     assert!(out.contains("removed 300 redrawn progress frames"), "{out}");
     assert!(out.len() < 200, "{} bytes", out.len());
 }

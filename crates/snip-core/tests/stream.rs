@@ -32,7 +32,11 @@ fn long_log_is_bounded_and_keeps_the_error() {
     let input = log(400_000, 200_000);
     assert!(input.len() > 4 * WINDOW);
     let out = run(&input, 64 * 1024);
-    assert!(out.len() < Config::default().max_bytes + 2048, "{} bytes", out.len());
+    assert!(
+        out.len() < Config::default().max_bytes + 2048,
+        "{} bytes",
+        out.len()
+    );
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("compiling unit 1 of 400000\n"));
     assert!(text.ends_with("compiling unit 400000 of 400000\n"));
@@ -73,12 +77,20 @@ fn repeats_collapse_across_windows_with_original_line_numbers() {
 fn a_short_stream_is_printed_whole_after_lossless_rules() {
     let input = b"a 10%\ra 50%\ra 100%\nok\n";
     let out = run(input, 3);
-    assert!(out.starts_with(b"a 100%\nok\n"), "{}", String::from_utf8_lossy(&out));
+    assert!(
+        out.starts_with(b"a 100%\nok\n"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
 }
 
 #[test]
 fn a_single_huge_line_is_cut_into_bounded_pieces() {
     let input = vec![b'x'; 3 * 4 * 1024 * 1024 + 5];
     let out = run(&input, 1 << 20);
-    assert!(out.len() < Config::default().max_bytes + 2048, "{}", out.len());
+    assert!(
+        out.len() < Config::default().max_bytes + 2048,
+        "{}",
+        out.len()
+    );
 }

@@ -33,15 +33,39 @@ macro_rules! capture {
 /// The bundled captures: (name, command, bytes). Real output of real programs.
 pub const CAPTURES: &[(&str, &str, &[u8])] = &[
     capture!("tqdm-single-tty", "python tqdm_single.py (80 redraws)"),
-    capture!("git-clone-progress-tty", "git clone --progress (5,928 objects)"),
+    capture!(
+        "git-clone-progress-tty",
+        "git clone --progress (5,928 objects)"
+    ),
     capture!("pip-download-tty", "pip download scipy pyarrow (rich bars)"),
-    capture!("rich-progress-tty", "rich Live: 4 bars + log lines between redraws"),
-    capture!("apt-install-ffmpeg-tty", "apt install -y ffmpeg (status line, scroll region)"),
-    capture!("pytest-2000-one-fail-tty", "pytest: 2,000 tests, one failure"),
-    capture!("cargo-test-fail-notty", "cargo test: 1,400 ok lines, a panic in the middle"),
-    capture!("python-traceback-deep-recursion-notty", "Python: 1,000-frame recursion traceback"),
-    capture!("http-server-access-log-notty", "http.server log: 3,000 health checks"),
-    capture!("cargo-metadata-json-notty", "cargo metadata: one 500 KB JSON line"),
+    capture!(
+        "rich-progress-tty",
+        "rich Live: 4 bars + log lines between redraws"
+    ),
+    capture!(
+        "apt-install-ffmpeg-tty",
+        "apt install -y ffmpeg (status line, scroll region)"
+    ),
+    capture!(
+        "pytest-2000-one-fail-tty",
+        "pytest: 2,000 tests, one failure"
+    ),
+    capture!(
+        "cargo-test-fail-notty",
+        "cargo test: 1,400 ok lines, a panic in the middle"
+    ),
+    capture!(
+        "python-traceback-deep-recursion-notty",
+        "Python: 1,000-frame recursion traceback"
+    ),
+    capture!(
+        "http-server-access-log-notty",
+        "http.server log: 3,000 health checks"
+    ),
+    capture!(
+        "cargo-metadata-json-notty",
+        "cargo metadata: one 500 KB JSON line"
+    ),
     capture!("git-diff-requests-notty", "git diff (never touched)"),
 ];
 
@@ -72,11 +96,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .rules
             .iter()
             .map(|r| {
-                let counts: Vec<String> = r.counts.iter().filter(|(_, v)| *v > 0).map(|(k, v)| format!("{k}={v}")).collect();
+                let counts: Vec<String> = r
+                    .counts
+                    .iter()
+                    .filter(|(_, v)| *v > 0)
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
                 format!("{} ({})", r.id, counts.join(", "))
             })
             .collect();
-        let _ = writeln!(out, "   rules: {}", if rules.is_empty() { "none".into() } else { rules.join("; ") });
+        let _ = writeln!(
+            out,
+            "   rules: {}",
+            if rules.is_empty() {
+                "none".into()
+            } else {
+                rules.join("; ")
+            }
+        );
         let _ = writeln!(out, "   before: {}", excerpt(bytes, 110));
         let text = String::from_utf8_lossy(&o.output);
         if args.only.is_some() {
@@ -92,7 +129,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     if shown == 0 {
         let names: Vec<&str> = CAPTURES.iter().map(|c| c.0).collect();
-        anyhow::bail!("no bundled capture named {:?}; try one of: {}", args.only.unwrap_or_default(), names.join(", "));
+        anyhow::bail!(
+            "no bundled capture named {:?}; try one of: {}",
+            args.only.unwrap_or_default(),
+            names.join(", ")
+        );
     }
     let _ = writeln!(
         out,
@@ -139,7 +180,7 @@ fn group(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -40,7 +40,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     drop(cmd);
     let mut out = std::io::stdout().lock();
     let source = format!("run:{}", program.rsplit('/').next().unwrap_or(program));
-    let res = super::filter::compress_reader(reader, &mut out, &config, &source, super::filter::Format::Text);
+    let res = super::filter::compress_reader(
+        reader,
+        &mut out,
+        &config,
+        &source,
+        super::filter::Format::Text,
+    );
     let status = child.wait()?;
     if let Err(e) = res {
         if !crate::common::is_broken_pipe(&e) {

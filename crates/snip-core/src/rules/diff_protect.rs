@@ -46,9 +46,15 @@ mod tests {
 
     #[test]
     fn recognises_diffs_and_not_logs() {
-        assert!(is_diff(b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"));
-        assert!(is_diff(b"--- old.txt\n+++ new.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"));
-        assert!(is_diff(b"commit 0123abc\nAuthor: x\n\n    msg\n\ndiff --git a/f b/f\n"));
+        assert!(is_diff(
+            b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+        ));
+        assert!(is_diff(
+            b"--- old.txt\n+++ new.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+        ));
+        assert!(is_diff(
+            b"commit 0123abc\nAuthor: x\n\n    msg\n\ndiff --git a/f b/f\n"
+        ));
         assert!(!is_diff(b"--- summary ---\nall good\n"));
         assert!(!is_diff(b"error: x\n@@ not a hunk\n"));
     }

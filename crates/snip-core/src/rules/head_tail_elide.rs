@@ -61,7 +61,9 @@ fn salient() -> &'static Salient {
         for (p, prio) in SALIENT {
             let title = {
                 let mut c = p.chars();
-                c.next().map_or(String::new(), |f| f.to_ascii_uppercase().to_string() + c.as_str())
+                c.next().map_or(String::new(), |f| {
+                    f.to_ascii_uppercase().to_string() + c.as_str()
+                })
             };
             for v in [p.to_string(), title, p.to_ascii_uppercase()] {
                 pats.push(v);
@@ -87,7 +89,11 @@ fn priority(pattern: usize) -> u8 {
 
 /// The priority of the most salient word in `t` (0: not salient).
 pub(crate) fn salience(t: &[u8]) -> u8 {
-    matcher().find_iter(t).map(|m| priority(m.pattern().as_usize())).max().unwrap_or(0)
+    matcher()
+        .find_iter(t)
+        .map(|m| priority(m.pattern().as_usize()))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Longest line an island may hold (bytes); longer salient lines are left elided.
@@ -95,7 +101,12 @@ const ISLAND_LINE_MAX: usize = 1024;
 
 /// Elides the middle of `doc`. Returns `(gaps, lines_elided, bytes_elided)`, or `None`
 /// when there is no middle to elide.
-pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> Option<(u64, u64, u64)> {
+pub(crate) fn apply(
+    doc: &mut Doc<'_>,
+    config: &Config,
+    raw: &RawIndex,
+    raw_offsets: bool,
+) -> Option<(u64, u64, u64)> {
     let n = doc.lines.len();
     if n == 0 {
         return None;
@@ -143,10 +154,15 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
         let want = room - eol_len;
         let len = l.end - l.start;
         if len > want {
-            let cut = l.start + crate::text::ceil_char_boundary(&doc.buf[l.start..l.end], len - want);
+            let cut =
+                l.start + crate::text::ceil_char_boundary(&doc.buf[l.start..l.end], len - want);
             if cut > l.start && cut < l.end {
                 tail.push(Line { start: cut, ..l });
-                mid_last = Some(Line { end: cut, eol: Eol::None, ..l });
+                mid_last = Some(Line {
+                    end: cut,
+                    eol: Eol::None,
+                    ..l
+                });
             }
         }
     }
@@ -182,7 +198,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
     let text_lines: Vec<usize> = (0..middle.len())
         .filter(|&i| middle[i].marker.is_none() && middle[i].end > middle[i].start)
         .collect();
-    let ordered = text_lines.windows(2).all(|w| middle[w[0]].end <= middle[w[1]].start);
+    let ordered = text_lines
+        .windows(2)
+        .all(|w| middle[w[0]].end <= middle[w[1]].start);
     if ordered && !text_lines.is_empty() {
         let lo = middle[text_lines[0]].start;
         let hi = middle[*text_lines.last().expect("non-empty")].end;
@@ -240,7 +258,11 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             .filter(|&k| !keep[k])
             .map(|k| {
                 let l = &middle[k];
-                if l.end - l.start > ISLAND_LINE_MAX { 0 } else { doc.line_size(l) }
+                if l.end - l.start > ISLAND_LINE_MAX {
+                    0
+                } else {
+                    doc.line_size(l)
+                }
             })
             .sum::<usize>()
             + marker_cost;
@@ -277,7 +299,8 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             let first = middle[i];
             let last = middle[j - 1];
             let (a, b) = (first.src_first, last.src_last.max(first.src_first));
-            let partial = (i == 0 && mid_first.is_some()) || (j == middle.len() && mid_last.is_some());
+            let partial =
+                (i == 0 && mid_first.is_some()) || (j == middle.len() && mid_last.is_some());
             let whole_lines = (j - i) as u64;
             let (bytes, restore) = if raw_offsets {
                 let s = first.start as u64;
@@ -285,16 +308,29 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
                 let r = if partial {
                     RestoreCall::Bytes { start: s, end: e }
                 } else {
-                    RestoreCall::Lines { start: a as u64 + 1, end: b as u64 + 1 }
+                    RestoreCall::Lines {
+                        start: a as u64 + 1,
+                        end: b as u64 + 1,
+                    }
                 };
                 ((s, e), r)
             } else {
-                (raw.bytes(a, b), RestoreCall::Lines { start: a as u64 + 1, end: b as u64 + 1 })
+                (
+                    raw.bytes(a, b),
+                    RestoreCall::Lines {
+                        start: a as u64 + 1,
+                        end: b as u64 + 1,
+                    },
+                )
             };
             let what = if partial && whole_lines <= 2 && a == b {
                 format!("{} bytes elided from line {}", bytes.1 - bytes.0, a + 1)
             } else {
-                format!("{} ({} bytes) elided", lines_word(b as u64 - a as u64 + 1), bytes.1 - bytes.0)
+                format!(
+                    "{} ({} bytes) elided",
+                    lines_word(b as u64 - a as u64 + 1),
+                    bytes.1 - bytes.0
+                )
             };
             let m = Marker {
                 what,
@@ -311,7 +347,11 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             i = j;
         }
         out.extend_from_slice(&tail);
-        let footer: usize = doc.footer.iter().map(|m| m.render(Some(SIZING_ID)).len() + 2).sum();
+        let footer: usize = doc
+            .footer
+            .iter()
+            .map(|m| m.render(Some(SIZING_ID)).len() + 2)
+            .sum();
         let size: usize = out.iter().map(|l| doc.line_size(l)).sum::<usize>() + footer;
         let _ = (head_size, tail_size);
         if size <= config.max_bytes || !keep.iter().any(|&k| k) {

@@ -61,7 +61,20 @@ pub(crate) fn applies(input: &[u8]) -> bool {
                 let n = crate::rules::ansi_strip::escape_len(s);
                 if matches!(
                     s[n - 1],
-                    b'A' | b'B' | b'C' | b'D' | b'E' | b'F' | b'G' | b'H' | b'f' | b'J' | b'K' | b'd' | b's' | b'u' | b'`'
+                    b'A' | b'B'
+                        | b'C'
+                        | b'D'
+                        | b'E'
+                        | b'F'
+                        | b'G'
+                        | b'H'
+                        | b'f'
+                        | b'J'
+                        | b'K'
+                        | b'd'
+                        | b's'
+                        | b'u'
+                        | b'`'
                 ) && !s[2..n - 1].starts_with(b"?")
                 {
                     return true;
@@ -689,8 +702,14 @@ pub(crate) fn stem(b: &[u8]) -> &[u8] {
 }
 
 fn trim(b: &[u8]) -> &[u8] {
-    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
+    let s = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let e = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(s, |e| e + 1);
     &b[s..e.max(s)]
 }
 
@@ -700,7 +719,10 @@ mod tests {
 
     fn r(input: &[u8]) -> (String, u64) {
         match render(input) {
-            Some(x) => (String::from_utf8_lossy(&x.doc.render(None)).into_owned(), x.frames_removed),
+            Some(x) => (
+                String::from_utf8_lossy(&x.doc.render(None)).into_owned(),
+                x.frames_removed,
+            ),
             None => (String::from_utf8_lossy(input).into_owned(), 0),
         }
     }
@@ -715,14 +737,23 @@ mod tests {
 
     #[test]
     fn progress_squash_small_cases() {
-        assert_eq!(r(b"plain output\nwith lines\n"), ("plain output\nwith lines\n".into(), 0));
+        assert_eq!(
+            r(b"plain output\nwith lines\n"),
+            ("plain output\nwith lines\n".into(), 0)
+        );
         assert_eq!(r(b"\ronly one frame\n").1, 0);
-        assert_eq!(r(b"Downloading 10%\rERROR: disk full\rDownloading 20%\n").1, 0);
+        assert_eq!(
+            r(b"Downloading 10%\rERROR: disk full\rDownloading 20%\n").1,
+            0
+        );
         assert_eq!(
             r(b"Downloading 10%\rDownloading 20%\rDownloading 30%\rERROR: disk full\n"),
             ("Downloading 30%\nERROR: disk full\n".into(), 2)
         );
-        assert_eq!(r(b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n"), ("step 3/3\r\nnext\r\n".into(), 2));
+        assert_eq!(
+            r(b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n"),
+            ("step 3/3\r\nnext\r\n".into(), 2)
+        );
         assert_eq!(
             r(b"\x1b[2K\rStep 1/3\x1b[K\r\x1b[2KStep 2/3\x1b[K\r\x1b[2KStep 3/3\x1b[K\ndone\n"),
             ("Step 3/3\ndone\n".into(), 2)
@@ -757,12 +788,16 @@ mod tests {
         let s = b"Unpacking x\r\n\x1b7\x1b[40;0fProgress: [ 10%]\x1b8Setting up x\r\n\x1b7\x1b[40;0fProgress: [ 20%]\x1b8done\r\n\x1b[1A\x1b[J\r\nN: notice\r\n";
         let (out, _) = r(s);
         assert!(!out.contains("Progress"), "{out}");
-        assert!(out.contains("Setting up x") && out.contains("N: notice"), "{out}");
+        assert!(
+            out.contains("Setting up x") && out.contains("N: notice"),
+            "{out}"
+        );
     }
 
     #[test]
     fn spinner_with_cha_and_erase() {
-        let (out, n) = r("⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0K⠸\x1b[1G\x1b[0Kadded 3 packages\r\n".as_bytes());
+        let (out, n) =
+            r("⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0K⠸\x1b[1G\x1b[0Kadded 3 packages\r\n".as_bytes());
         assert_eq!(out, "added 3 packages\r\n");
         assert_eq!(n, 3);
     }

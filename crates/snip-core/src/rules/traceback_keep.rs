@@ -30,7 +30,10 @@ enum Kind {
 }
 
 fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
-    let trimmed_start = t.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(t.len());
+    let trimmed_start = t
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(t.len());
     let indent = trimmed_start;
     let s = &t[trimmed_start..];
     if t.starts_with(b"  File \"") || s.starts_with(b"[Previous line repeated") {
@@ -54,7 +57,11 @@ fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
         return Kind::Cont;
     }
     if let Some(n) = next {
-        if indent == 0 && n.starts_with(b"\t") && memchr::memmem::find(n, b".go:").is_some() && t.ends_with(b")") {
+        if indent == 0
+            && n.starts_with(b"\t")
+            && memchr::memmem::find(n, b".go:").is_some()
+            && t.ends_with(b")")
+        {
             return Kind::Start;
         }
     }
@@ -77,11 +84,19 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         let kind = if l.marker.is_some() {
             Kind::Other
         } else {
-            let next = doc.lines.get(k + 1).filter(|x| x.marker.is_none()).map(|x| doc.text(x));
+            let next = doc
+                .lines
+                .get(k + 1)
+                .filter(|x| x.marker.is_none())
+                .map(|x| doc.text(x));
             classify(doc.text(&l), prev, next)
         };
         // A continuation needs a frame before it.
-        let kind = if kind == Kind::Cont && prev == Kind::Other { Kind::Other } else { kind };
+        let kind = if kind == Kind::Cont && prev == Kind::Other {
+            Kind::Other
+        } else {
+            kind
+        };
         kinds.push(kind);
         prev = kind;
     }

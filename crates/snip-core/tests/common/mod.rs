@@ -1,5 +1,5 @@
 //! Shared test helpers: the bundled corpus and its manifest.
-#![allow(dead_code)]
+#![allow(dead_code, missing_docs)]
 
 use std::path::PathBuf;
 
@@ -27,7 +27,11 @@ pub fn corpus() -> Vec<Capture> {
             let cells: Vec<&str> = l.split('\t').collect();
             let file = cells[f].to_string();
             let bytes = std::fs::read(dir.join(&file)).expect("capture");
-            Capture { file, clue: cells[c].to_string(), bytes }
+            Capture {
+                file,
+                clue: cells[c].to_string(),
+                bytes,
+            }
         })
         .collect()
 }
@@ -39,10 +43,16 @@ pub struct FakeStore(pub Vec<Vec<u8>>);
 impl snip_core::Retain for FakeStore {
     fn retain(&mut self, original: &[u8]) -> snip_core::Retention {
         self.0.push(original.to_vec());
-        snip_core::Retention::Retained { id: format!("sn_{:024x}", self.0.len()) }
+        snip_core::Retention::Retained {
+            id: format!("sn_{:024x}", self.0.len()),
+        }
     }
 }
 
 pub fn compress(input: &[u8]) -> snip_core::Outcome {
-    snip_core::compress(input, &snip_core::Config::default(), &mut FakeStore(Vec::new()))
+    snip_core::compress(
+        input,
+        &snip_core::Config::default(),
+        &mut FakeStore(Vec::new()),
+    )
 }
