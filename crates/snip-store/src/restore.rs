@@ -827,10 +827,13 @@ impl<'a> LineIndex<'a> {
         if !all.is_empty() {
             sparse.push(0);
             count = 1;
+            let mut to_mark = LINE_STRIDE;
             for i in memchr::memchr_iter(b'\n', all) {
                 if i + 1 < all.len() {
-                    if count % LINE_STRIDE == 0 {
+                    to_mark -= 1;
+                    if to_mark == 0 {
                         sparse.push(i as u64 + 1);
+                        to_mark = LINE_STRIDE;
                     }
                     count += 1;
                 }
