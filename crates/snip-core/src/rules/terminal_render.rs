@@ -12,7 +12,7 @@
 //! before `\n` is a line ending. A `\r` starts a new *frame* on the same row. A frame's
 //! *stem* is its text before the first digit or bar glyph (`# = > | [`, U+2580–259F,
 //! U+2500–257F), trimmed. When a frame ends, if its stem equals the stem of what the row
-//! held, it replaces it (one frame removed); if the stems differ, the older text is kept
+//! held (or extends it, as `… Done` ends `… 98%`), it replaces it (one frame removed); if the stems differ, the older text is kept
 //! on its own line (text written between redraws is never lost). Whitespace-only frames
 //! are skipped, unless they are at least as wide as the row (an erase: a terminal shows
 //! nothing there). Erase escapes discard what they erase (counted as frames removed).
@@ -309,7 +309,7 @@ impl Term {
             } else {
                 row.text = p.prev;
             }
-        } else if stem(&row.text) == stem(&p.prev) {
+        } else if same_bar(&row.text, &p.prev) {
             self.frames_removed += 1;
         } else if !is_blank(&p.prev) {
             let kept = Row {
@@ -679,6 +679,14 @@ fn overwrite(row: &mut Vec<u8>, col: usize, text: &[u8]) -> usize {
 
 fn is_blank(b: &[u8]) -> bool {
     b.iter().all(|c| c.is_ascii_whitespace())
+}
+
+/// Whether `new` redraws the same bar as `old`: equal stems, or (beyond
+/// progress-squash) a final frame that extends the stem, as in
+/// `Reading package lists... 98%` → `Reading package lists... Done`.
+fn same_bar(new: &[u8], old: &[u8]) -> bool {
+    let (a, b) = (stem(new), stem(old));
+    a == b || (b.len() >= 4 && a.starts_with(b))
 }
 
 /// The frame's stem: text before the first digit or bar glyph, trimmed.
