@@ -1,19 +1,26 @@
-//! `snip config`: print the resolved configuration.
+//! `snip config`: print the resolved configuration (core, store, conversation pass).
 use anyhow::Result;
 use std::process::ExitCode;
 
 /// Arguments of `snip config`.
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
-    /// Print JSON instead of `NAME=value` lines.
+    /// Print one JSON object instead of `NAME=value` lines.
     #[arg(long)]
     json: bool,
 }
 
-/// Prints every resolved `SNIP_*` setting, one `NAME=value` per line.
+/// Prints every resolved `SNIP_*` setting, one `NAME=value` per line. A bad value
+/// stops with a one-line error naming the variable (exit status 2).
 pub fn run(args: Args) -> Result<ExitCode> {
-    let cfg = crate::common::core_config()?;
-    let entries = cfg.entries();
+    let lookup = |k: &str| std::env::var(k).ok();
+    let mut entries = crate::common::core_config()?.entries();
+    let store =
+        snip_store::StoreOptions::from_lookup(lookup).map_err(|e| anyhow::anyhow!("{e}"))?;
+    entries.extend(store.entries());
+    let context =
+        snip_context::ContextSettings::from_lookup(lookup).map_err(|e| anyhow::anyhow!("{e}"))?;
+    entries.extend(context.entries());
     if args.json {
         let map: serde_json::Map<String, serde_json::Value> = entries
             .into_iter()

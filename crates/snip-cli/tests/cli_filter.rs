@@ -1,0 +1,172 @@
+//! The `snip` binary's own surfaces: filter (text and receipt), run (exit statuses),
+//! config (errors name the variable), demo, and streaming of long inputs.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn snip(store: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_snip"));
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SNIP_STORE_DIR", store);
+    c
+}
+
+fn capture(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../../fixtures/corpus/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn pipe(mut cmd: Command, input: &[u8]) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn filter_compresses_and_the_marker_restores() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = capture("cargo-test-fail-notty.txt");
+    let out = pipe(snip(dir.path()), &input);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.len() < input.len() / 2);
+    assert!(text.contains("checksum mismatch for record 213"));
+    let m = text
+        .lines()
+        .find_map(snip_core::marker::parse)
+        .expect("a marker");
+    let (a, b) = m.lines.unwrap();
+    let id = m.id.expect("retained");
+    let r = snip(dir.path())
+        .args([
+            "restore",
+            &id,
+            "--lines",
+            &format!("{a}:{b}"),
+            "--raw",
+            "--max-bytes",
+            "65536",
+        ])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (s, e) = m.bytes.unwrap();
+    let want = &input[s as usize..e as usize];
+    assert!(want.starts_with(&r.stdout[..r.stdout.len().min(want.len())]));
+}
+
+#[test]
+fn receipt_has_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = capture("git-clone-progress-tty.txt");
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json"]);
+    let out = pipe(cmd, &input);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"], true);
+    assert_eq!(v["original_bytes"], input.len());
+    assert_eq!(
+        v["output_bytes"].as_u64().unwrap() as usize,
+        v["output"].as_str().unwrap().len()
+    );
+    assert_eq!(v["rules"][0]["id"], "terminal-render");
+    assert!(v["rules"][0]["frames_removed"].as_u64().unwrap() > 300);
+    assert!(v["id"].as_str().unwrap().starts_with("sn_"));
+}
+
+#[test]
+fn run_keeps_exit_status_signals_and_reports_missing_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = |args: &[&str]| snip(dir.path()).args(args).output().unwrap();
+    let o = st(&["run", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "out\nerr\n");
+    let o = st(&["run", "--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(o.status.code(), Some(137));
+    let o = st(&["run", "--", "definitely-not-a-command-snip"]);
+    assert_eq!(o.status.code(), Some(127));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A command that draws progress: compressed, and its status kept.
+    let o = st(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "for i in $(seq 1 300); do printf '\\rstep %s/300' $i; done; echo; echo done; exit 1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("step 300/300\ndone\n[snip: removed 299 redrawn progress frames"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_settings_are_one_line_naming_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    for (var, val) in [
+        ("SNIP_MAX_BYTES", "lots"),
+        ("SNIP_ENABLED", "maybe"),
+        ("SNIP_STORE_TTL_HOURS", "-1"),
+    ] {
+        let o = snip(dir.path())
+            .env(var, val)
+            .arg("config")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{var}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(var), "{err}");
+    }
+}
+
+#[test]
+fn demo_runs_on_bundled_captures() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = snip(dir.path()).arg("demo").output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("git-clone-progress-tty") && text.contains("total:"),
+        "{text}"
+    );
+    assert!(text.contains("git-diff-requests-notty") && text.contains("rules: diff-protect"));
+}
+
+#[test]
+fn long_input_streams_with_the_error_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = Vec::new();
+    let mut i = 0u64;
+    while input.len() < 20 << 20 {
+        i += 1;
+        if i == 300_000 {
+            input.extend_from_slice(b"FATAL: out of disk space on /var\n");
+        }
+        input.extend_from_slice(format!("worker {} processed item {i}\n", i % 7).as_bytes());
+    }
+    let out = pipe(snip(dir.path()), &input);
+    assert!(out.status.success());
+    assert!(out.stdout.len() < 30_000, "{}", out.stdout.len());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("FATAL: out of disk space on /var"));
+    assert!(text.contains("original not retained"));
+}
