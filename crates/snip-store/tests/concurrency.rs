@@ -153,26 +153,39 @@ fn eight_writer_processes_under_eviction_pressure() {
             )
         })
         .collect();
-    // Watch the totals while they write: an entry is renamed in before the eviction
-    // that makes room for it, so at most one over the cap is ever visible.
+    // Watch the totals while they write, holding the store lock as writers do (so the
+    // listing is not torn by a rename or an eviction): a put renames its entry in
+    // and evicts for it under one lock, so the cap holds at every lock release.
     let mut most = 0;
+    let mut looks = 0;
+    let mut most_bytes = 0;
     let mut children = children;
     while children.iter_mut().any(|c| c.try_wait().unwrap().is_none()) {
-        let n = std::fs::read_dir(&objects)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("sn_"))
-            })
-            .count();
+        let lock = std::fs::File::open(dir.join("lock")).unwrap();
+        fs4::fs_std::FileExt::lock_exclusive(&lock).unwrap();
+        let (mut n, mut bytes) = (0, 0);
+        for e in std::fs::read_dir(&objects).unwrap().flatten() {
+            if e.file_name().to_string_lossy().starts_with("sn_") {
+                n += 1;
+                bytes += e.metadata().unwrap().len();
+            }
+        }
+        most_bytes = most_bytes.max(bytes);
+        drop(lock);
         most = most.max(n);
+        looks += 1;
         std::thread::sleep(Duration::from_millis(2));
     }
     for mut c in children {
         assert!(c.wait().unwrap().success(), "a writer process failed");
     }
+    assert!(looks > 0);
     assert!(
-        most <= MAX_ENTRIES + 1,
+        most_bytes <= MAX_BYTES,
+        "saw {most_bytes} bytes with a cap of {MAX_BYTES}"
+    );
+    assert!(
+        most <= MAX_ENTRIES,
         "saw {most} entries with a cap of {MAX_ENTRIES}"
     );
 
