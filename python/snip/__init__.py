@@ -67,9 +67,10 @@ def compress(text: str | bytes, **opts: Any) -> Receipt:
     Receipt keys: ``output``, ``changed``, ``original_bytes`` and ``output_bytes``
     (sizes in bytes of UTF-8), ``rules`` (``[{"id": rule_id, count_name: n, ...}]`` in
     execution order), ``id`` (store id of the retained original, or ``None``),
-    ``lossy``, ``retention`` (``"retained"``, ``"off"``, ``"failed"`` or ``None`` when
-    the store was not asked), ``retention_error`` and ``failed_open`` (why the call
-    returned its input, or ``None``).
+    ``retained`` (whether ``id`` is set), ``lossy``, ``retention`` (``"retained"``,
+    ``"off"``, ``"failed"`` or ``None`` when the store was not asked),
+    ``retention_error`` and ``failed_open`` (why the call returned its input, or
+    ``None``).
 
     Options: any ``SNIP_*`` variable of the core or the store in lower case without
     the prefix (``max_bytes``, ``head_bytes``, ``store``, ``store_dir``, ...), and

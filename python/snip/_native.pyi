@@ -23,6 +23,7 @@ class _ReceiptBase(TypedDict):
     output_bytes: int
     rules: list[RuleCounts]
     id: str | None
+    retained: bool
     lossy: bool
     retention: Literal["retained", "off", "failed"] | None
     retention_error: str | None

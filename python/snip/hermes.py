@@ -30,7 +30,8 @@ import json
 import logging
 import os
 import re
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import snip
 

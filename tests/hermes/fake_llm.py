@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Union
+from typing import Any
 
-Step = Union[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]
+Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class FakeLLM:
@@ -133,7 +134,7 @@ class FakeLLM:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeLLM":
+    def __enter__(self) -> FakeLLM:
         self._thread.start()
         return self
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 import snip
 
 PROGRESS = "".join(f"\rcopying {i:3d}%" for i in range(101)) + "\ndone\n"
@@ -32,7 +31,7 @@ def test_compress_receipt_str_and_bytes(store: Path) -> None:
     assert r["original_bytes"] == len(PROGRESS.encode())
     assert r["output_bytes"] == len(r["output"].encode())
     assert r["rules"] == [{"id": "terminal-render", "frames_removed": 100}]
-    assert r["retention"] == "retained" and r["id"].startswith("sn_")
+    assert r["retention"] == "retained" and r["id"].startswith("sn_") and r["retained"]
     assert r["failed_open"] is None and r["lossy"] is False
     b = snip.compress(PROGRESS.encode())
     assert isinstance(b["output"], bytes) and b["output"] == r["output"].encode()
@@ -52,7 +51,7 @@ def test_options_override_variables(store: Path, monkeypatch: pytest.MonkeyPatch
     small = snip.compress(BIG, max_bytes=4096)
     assert small["output_bytes"] < 4096 + 1024
     off = snip.compress(PROGRESS, store=False)
-    assert off["retention"] == "off" and off["id"] is None
+    assert off["retention"] == "off" and off["id"] is None and off["retained"] is False
     monkeypatch.setenv("SNIP_ENABLED", "0")
     assert snip.compress(PROGRESS)["changed"] is False
     assert snip.compress(PROGRESS, enabled=True)["changed"] is True

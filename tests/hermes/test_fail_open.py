@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import Home
-from test_tool_results import SCRIPT as BACKGROUND
 from test_terminal import PROGRESS
+from test_tool_results import SCRIPT as BACKGROUND
 
 SCENARIO = """
 progress = json.loads(terminal_tool(command=PROGRESS_CMD, timeout=120))

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import Home
 
 # A 300-step progress loop in the tqdm style: one line of `\r` frames, then a

@@ -40,7 +40,8 @@ const FORMAT_OPTION: &str = "format";
 /// `text` is a `str` (compressed as its UTF-8 bytes) or `bytes` (may be invalid
 /// UTF-8); the receipt's `output` has the same type. Receipt keys: `output`,
 /// `changed`, `original_bytes`, `output_bytes` (bytes), `rules` (`[{"id": rule,
-/// name: count, ...}]`), `id` (the retained original's store id or `None`), `lossy`,
+/// name: count, ...}]`), `id` (the retained original's store id or `None`),
+/// `retained` (whether `id` is set), `lossy`,
 /// `retention` (`"retained"`, `"off"`, `"failed"`, or `None` when not asked),
 /// `retention_error`, `failed_open` (why the input came back unchanged, or `None`).
 ///
@@ -179,6 +180,7 @@ fn receipt<'py>(
     }
     d.set_item("rules", rules)?;
     d.set_item("id", outcome.id())?;
+    d.set_item("retained", outcome.id().is_some())?;
     d.set_item("lossy", outcome.lossy)?;
     let (retention, error) = match &outcome.retention {
         None => (None, None),
