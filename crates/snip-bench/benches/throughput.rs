@@ -14,7 +14,9 @@
 // The entry points criterion's macros generate carry no docs.
 #![allow(missing_docs)]
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use snip_bench::workloads::{mixed_log, rule_inputs};
 use snip_core::{Config, Retain, Retention};
 use std::hint::black_box;
@@ -42,8 +44,9 @@ fn large(c: &mut Criterion) {
     let config = Config::default();
     let mut g = c.benchmark_group("pipeline");
     g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(15))
+        .measurement_time(Duration::from_secs(30))
         .throughput(Throughput::Bytes(log.len() as u64));
     g.bench_function("mixed-log-100MB", |b| {
         b.iter(|| snip_core::compress(black_box(&log), &config, &mut FixedId))
@@ -52,8 +55,9 @@ fn large(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("stream");
     g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(15))
+        .measurement_time(Duration::from_secs(30))
         .throughput(Throughput::Bytes(log.len() as u64));
     g.bench_function("mixed-log-100MB", |b| {
         b.iter(|| {
