@@ -210,6 +210,11 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
         return o;
     }
     if retention.is_none() {
+        // Net win first (sized with a placeholder id as long as a real one), so an
+        // output that will be thrown away costs no store entry.
+        if doc.size() >= input.len() {
+            return Outcome::unchanged(input);
+        }
         retention = Some(store.retain(input));
     }
     let output = doc.render(retained_id(&retention));

@@ -195,7 +195,7 @@ impl Term {
         let mut i = 0;
         while i < n {
             let rest = &input[i..];
-            let mut next = memchr::memchr3(b'\r', b'\n', 0x1b, rest).unwrap_or(rest.len());
+            let mut next = next_special(rest);
             if has_bs {
                 if let Some(b) = memchr::memchr(0x08, &rest[..next]) {
                     next = b;
@@ -622,6 +622,23 @@ impl Term {
         self.status.clear();
         self.dirty = true;
     }
+}
+
+/// The offset of the next `\r`, `\n` or ESC in `s` (or its length). Escape-dense
+/// output has runs of a few bytes between them, where a plain loop beats a SIMD call;
+/// long runs go to `memchr3`.
+#[inline]
+fn next_special(s: &[u8]) -> usize {
+    const SHORT: usize = 24;
+    for (i, &b) in s.iter().take(SHORT).enumerate() {
+        if b == b'\r' || b == b'\n' || b == 0x1b {
+            return i;
+        }
+    }
+    if s.len() <= SHORT {
+        return s.len();
+    }
+    SHORT + memchr::memchr3(b'\r', b'\n', 0x1b, &s[SHORT..]).unwrap_or(s.len() - SHORT)
 }
 
 /// Display width in terminal cells (invalid UTF-8 bytes count one cell each).
