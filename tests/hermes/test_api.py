@@ -151,3 +151,47 @@ def test_compress_messages(store: Path) -> None:
     # Not JSON-serialisable: passes through.
     odd = messages + [{"role": "user", "content": object()}]
     assert snip.compress_messages(odd, keep_last=2, min_messages=4) is odd
+
+
+def busy_while(call) -> tuple[float, float, list[float]]:
+    """Runs ``call`` in a thread while this thread records timestamps as fast as it
+    can; returns the call's start and end times and the timestamps."""
+    import threading
+    import time
+
+    span: list[float] = []
+
+    def worker() -> None:
+        span.append(time.perf_counter())
+        call()
+        span.append(time.perf_counter())
+
+    thread = threading.Thread(target=worker)
+    stamps = [time.perf_counter()]
+    thread.start()
+    while thread.is_alive():
+        stamps.append(time.perf_counter())
+    thread.join()
+    return span[0], span[1], stamps
+
+
+def released_gil(call) -> bool:
+    """Whether this thread kept running during ``call``: many timestamps fall inside
+    the call and no pause covers half of it (with the GIL held through the call, no
+    timestamp falls inside it)."""
+    start, end, stamps = busy_while(call)
+    inside = [t for t in stamps if start < t < end]
+    points = [start, *inside, end]
+    longest = max(b - a for a, b in zip(points, points[1:], strict=False))
+    return len(inside) > 100 and longest < (end - start) / 2
+
+
+def test_gil_is_released_while_rust_works(store: Path) -> None:
+    block = "".join(f"2026-11-30 worker {i % 13} processed item {i}\n" for i in range(20_000))
+    data = block.encode() * 60  # about 50 MB: a call of a good fraction of a second
+    assert released_gil(lambda: snip.compress(data, store=False))
+    # The check can fail: a C call that holds the GIL (sorting floats) is caught.
+    import random
+
+    floats = [random.random() for _ in range(1_000_000)]
+    assert not released_gil(lambda: sorted(floats))
