@@ -146,3 +146,32 @@ def test_middleware_off_when_hermes_compression_disabled(
         homes["pip"], [dict(s) if isinstance(s, dict) else s for s in script], **CONTEXT_ENV
     )
     assert tool_messages(on[2])[0]["content"].startswith("[snip:")
+
+
+MIDDLEWARE = """
+from hermes_cli.middleware import apply_llm_request_middleware
+messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
+for i in range(4):
+    messages.append({"role": "assistant", "content": None, "tool_calls": [{
+        "id": f"c{i}", "type": "function",
+        "function": {"name": "terminal", "arguments": json.dumps({"command": f"make {i}"})}}]})
+    out = "".join(f"step {i}.{j} compiled\\n" for j in range(60))
+    messages.append({"role": "tool", "tool_call_id": f"c{i}",
+                     "content": json.dumps({"output": out, "exit_code": 0})})
+request = {"model": "m", "messages": messages, "stream": True}
+got = {}
+for mode in ("chat_completions", "anthropic_messages", "codex_responses", "bedrock_converse"):
+    r = apply_llm_request_middleware(request, api_mode=mode, model="m", provider="custom")
+    got[mode] = {"changed": r.changed, "messages": r.payload.get("messages")}
+answer({"got": got, "original": messages})
+"""
+
+
+def test_middleware_only_rewrites_chat_completions(homes: dict[str, Home]) -> None:
+    got = homes["pip"].run(MIDDLEWARE, **CONTEXT_ENV)
+    chat = got["got"].pop("chat_completions")
+    assert chat["changed"] is True
+    summaries = [m for m in chat["messages"] if m["role"] == "tool"]
+    assert [m["content"].startswith("[snip:") for m in summaries] == [True] * 3 + [False]
+    for mode, r in got["got"].items():
+        assert r["changed"] is False and r["messages"] == got["original"], mode
