@@ -16,7 +16,7 @@ bytes=${1:-2147483648}
 [[ -x /usr/bin/time ]] || { echo "needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
 
 cargo build --release -q -p snip-cli
-snip=target/release/snip
+snip="${CARGO_TARGET_DIR:-target}/release/snip"
 
 # The same inputs as snip_bench::workloads::mixed_log: captures that are neither JSON
 # nor a diff, in manifest order.
