@@ -195,3 +195,13 @@ def test_gil_is_released_while_rust_works(store: Path) -> None:
 
     floats = [random.random() for _ in range(1_000_000)]
     assert not released_gil(lambda: sorted(floats))
+
+
+def test_lone_surrogates_fail_open(store: Path) -> None:
+    text = "\rstep 1\rstep 2\udcff" * 50 + "\n"
+    r = snip.compress(text)
+    assert r["changed"] is False and r["output"] is text
+    assert "surrogates" in r["failed_open"]
+    assert r["original_bytes"] == len(text.encode("utf-8", "surrogatepass"))
+    messages = openai_conversation(6) + [{"role": "user", "content": "\udcff"}]
+    assert snip.compress_messages(messages, keep_last=2, min_messages=4) is messages

@@ -65,7 +65,14 @@ fn compress<'py>(
         _ => "python".to_string(),
     };
     if let Ok(s) = text.cast::<PyString>() {
-        let input = s.to_str()?;
+        let Ok(input) = s.to_str() else {
+            // Lone surrogates (e.g. from `surrogateescape`) have no UTF-8 form: the
+            // text comes back as it is; sizes count its `surrogatepass` bytes.
+            let raw = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            let raw = raw.cast::<PyBytes>()?.as_bytes();
+            let why = "text has lone surrogates (no UTF-8 form)";
+            return receipt(py, &failed(raw, why), s.clone().into_any());
+        };
         let outcome = py.detach(|| run_compress(input.as_bytes(), &overrides, &source));
         let output = if outcome.changed {
             match std::str::from_utf8(&outcome.output) {
@@ -348,7 +355,9 @@ fn compress_messages<'py>(
         Some(s) if !s.is_none() => s.extract::<String>()?,
         _ => "python:context".to_string(),
     };
-    let text = messages_json.to_str()?;
+    let Ok(text) = messages_json.to_str() else {
+        return Ok(None); // lone surrogates: no UTF-8 form, pass through
+    };
     let out = py.detach(|| run_context(text, format, &overrides, &source));
     Ok(out.map(|s| PyString::new(py, &s)))
 }
