@@ -43,6 +43,15 @@ const SALIENT: &[(&str, u8)] = &[
     ("segmentation fault", 3),
     ("aborting", 3),
     ("caused by", 2),
+    ("not ok ", 3),
+    ("no space left", 3),
+    ("no such file", 2),
+    ("out of memory", 3),
+    ("timed out", 2),
+    ("refused", 2),
+    ("cannot ", 2),
+    ("could not", 2),
+    ("unable to", 2),
     ("warning", 1),
 ];
 

@@ -294,6 +294,44 @@ struct Stats {
     strings_rendered: u64,
 }
 
+/// Salient lines kept from an elided string's middle, at most.
+const MAX_ISLANDS: usize = 2;
+/// Longest salient line kept from a string (raw, escaped bytes).
+const ISLAND_MAX: usize = 600;
+
+/// Raw (escaped) ranges of the most salient lines in `mid`, a piece of a JSON string's
+/// raw text, split on `\n` escapes; in order, at most [`MAX_ISLANDS`]. Each range
+/// includes its trailing `\n` escape when there is one, and never splits an escape.
+fn salient_segments(mid: &[u8]) -> Vec<(usize, usize)> {
+    let mut segs: Vec<(u8, usize, usize)> = Vec::new();
+    let mut start = 0usize;
+    let mut from = 0usize;
+    // Segment starts must follow a complete `\n` escape (an even run of backslashes
+    // before the match); the first and last pieces are partial lines and are skipped.
+    let mut first = true;
+    while let Some(k) = memchr::memmem::find(&mid[from..], b"\\n").map(|k| from + k) {
+        let backslashes = mid[..k].iter().rev().take_while(|&&b| b == b'\\').count();
+        from = k + 2;
+        if backslashes % 2 == 1 {
+            continue;
+        }
+        let end = k + 2;
+        if !first && end - start <= ISLAND_MAX {
+            let score = crate::rules::head_tail_elide::salience(&mid[start..k]);
+            if score >= 2 {
+                segs.push((score, start, end));
+            }
+        }
+        first = false;
+        start = end;
+    }
+    segs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    segs.truncate(MAX_ISLANDS);
+    let mut v: Vec<(usize, usize)> = segs.into_iter().map(|(_, s, e)| (s, e)).collect();
+    v.sort();
+    v
+}
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
@@ -1257,6 +1295,15 @@ impl<'a> Doc<'a> {
         if td < hd + MIN_ELIDED {
             return None;
         }
+        // Islands only at the generous level: the tight level (which runs when the
+        // budget is hard to meet) keeps every record rather than error lines.
+        let generous = keep >= self.config.json_string_keep;
+        if let Some(out) = generous
+            .then(|| self.string_elision_with_islands(i, raw, (hr, hd), (tr, td)))
+            .flatten()
+        {
+            return Some((out, tr - hr));
+        }
         let (rs, re) = ((base + hr) as u64, (base + tr) as u64);
         let restore = match (self.line_mode, c.ptr) {
             (false, Some((a, b))) => RestoreCall::FieldBytes {
@@ -1288,6 +1335,65 @@ impl<'a> Doc<'a> {
             }
         }
         Some((out, tr - hr))
+    }
+
+    /// Like the plain string elision, but keeps up to [`MAX_ISLANDS`] salient lines
+    /// (errors, failures; see `head-tail-elide`) of the elided middle of a multi-line
+    /// string, each between two markers. `None` when the middle has none.
+    fn string_elision_with_islands(
+        &self,
+        i: usize,
+        raw: &[u8],
+        (hr, hd): (usize, usize),
+        (tr, td): (usize, usize),
+    ) -> Option<Vec<u8>> {
+        let c = &self.scan.strings[i];
+        if self.line_mode || c.ptr.is_none() {
+            return None;
+        }
+        let islands = salient_segments(&raw[hr..tr]);
+        if islands.is_empty() {
+            return None;
+        }
+        let (a, b) = c.ptr.expect("checked");
+        let field = &self.scan.pointers[a..b];
+        let decoded_at = |x: usize| -> usize {
+            let mut tmp = Vec::new();
+            decode(&raw[..x], &mut tmp);
+            tmp.len()
+        };
+        let mut out = Vec::with_capacity(hr + (raw.len() - tr) + 600 * (islands.len() + 1));
+        out.push(b'"');
+        out.extend_from_slice(&raw[..hr]);
+        let mut gap_start = (hr, hd);
+        let gap = |out: &mut Vec<u8>, from: (usize, usize), to_dec: usize| {
+            let marker = Marker {
+                what: format!("{} bytes elided from this string", to_dec - from.1),
+                rule: RULE_ID,
+                lines: None,
+                bytes: None,
+                restore: Some(RestoreCall::FieldBytes {
+                    field: field.to_string(),
+                    start: from.1 as u64,
+                    end: to_dec as u64,
+                }),
+            }
+            .render(self.id);
+            out.extend_from_slice(SEPARATOR.as_bytes());
+            encode(marker.as_bytes(), out);
+            out.extend_from_slice(SEPARATOR.as_bytes());
+        };
+        for (s0, e0) in islands {
+            let (s, e) = (hr + s0, hr + e0);
+            let sd = decoded_at(s);
+            gap(&mut out, gap_start, sd);
+            out.extend_from_slice(&raw[s..e]);
+            gap_start = (e, decoded_at(e));
+        }
+        gap(&mut out, gap_start, td);
+        out.extend_from_slice(&raw[tr..]);
+        out.push(b'"');
+        Some(out)
     }
 
     /// The marker element replacing an array middle, quotes included.
