@@ -65,7 +65,10 @@ pub fn compress_reader(
         .context("reading input")?;
     if buf.len() > IN_MEMORY_MAX && format == Format::Text && config.enabled {
         let mut s = snip_core::stream::StreamCompressor::new(config);
-        s.push(&buf, out)?;
+        // In window-sized pieces, so the compressor never holds a second copy.
+        for piece in buf.chunks(snip_core::stream::WINDOW) {
+            s.push(piece, out)?;
+        }
         drop(buf);
         let mut chunk = vec![0u8; 1 << 20];
         loop {
