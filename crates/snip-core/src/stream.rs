@@ -319,6 +319,40 @@ impl StreamCompressor {
     }
 
     fn feed(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+        // A line longer than a quarter of the tail room goes in pieces (cut on UTF-8
+        // boundaries, no line ending between them), so head and tail stay in budget.
+        let piece = (self.config.tail_bytes / 4).max(256);
+        if l.text.len() > piece {
+            let SLine {
+                text,
+                eol,
+                src,
+                raw,
+            } = l;
+            let mut at = 0;
+            while at < text.len() {
+                let mut end = crate::text::floor_char_boundary(&text, (at + piece).min(text.len()));
+                if end <= at {
+                    end = (at + piece).min(text.len());
+                }
+                let last = end == text.len();
+                let r0 = raw.0 + at as u64;
+                let r1 = if last { raw.1 } else { raw.0 + end as u64 };
+                let p = SLine {
+                    text: text[at..end].to_vec(),
+                    eol: if last { eol } else { Eol::None },
+                    src,
+                    raw: (r0.min(raw.1), r1.min(raw.1)),
+                };
+                self.feed_line(p, out)?;
+                at = end;
+            }
+            return Ok(());
+        }
+        self.feed_line(l, out)
+    }
+
+    fn feed_line(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
         match &mut self.phase {
             Phase::Buffering(lines, size) => {
                 *size += l.size();

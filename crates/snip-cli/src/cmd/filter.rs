@@ -88,6 +88,10 @@ pub fn compress_reader(
         input.read_to_end(&mut buf).context("reading input")?;
     }
     let store = snip_store::open_from_env();
+    if let snip_store::StoreHandle::Unavailable(why) = &store {
+        // Fail open, but say so: without a store only the lossless rules apply.
+        eprintln!("snip: store unavailable ({why}); only lossless rules applied — fix the store setting or set SNIP_STORE=0");
+    }
     let outcome = snip_store::compress_recorded(&buf, config, &store, source);
     if let Some(why) = &outcome.failed_open {
         eprintln!("snip: {why}; the output is the original");

@@ -11,14 +11,17 @@
 //! **Options.** None.
 
 /// How far into the input to look for a diff's head (bytes).
-const HEAD: usize = 64 * 1024;
+const HEAD: usize = 16 * 1024;
 
-/// Whether `input` is (or contains, near its start or anywhere as `diff --git`) a diff.
+/// Whether `input` is a diff: a `diff --git` header, or a `---`/`+++`/`@@` header, in
+/// its first [`HEAD`] bytes.
 pub(crate) fn is_diff(input: &[u8]) -> bool {
-    if memchr::memmem::find(input, b"diff --git a/").is_some() {
+    let head = &input[..input.len().min(HEAD)];
+    // A `diff --git` header at the start of a line near the start (a log that only
+    // mentions one further down is not a diff).
+    if head.starts_with(b"diff --git ") || memchr::memmem::find(head, b"\ndiff --git ").is_some() {
         return true;
     }
-    let head = &input[..input.len().min(HEAD)];
     let has_hunk = head.starts_with(b"@@ -") || memchr::memmem::find(head, b"\n@@ -").is_some();
     if !has_hunk {
         return false;

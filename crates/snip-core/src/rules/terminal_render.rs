@@ -30,6 +30,10 @@ use crate::doc::{Doc, Eol, Line};
 use std::collections::{BTreeMap, VecDeque};
 use unicode_width::UnicodeWidthChar;
 
+/// The largest cursor parameter honoured (columns, rows, counts): wider than any
+/// real terminal.
+const MAX_PARAM: usize = 1000;
+
 /// Rows above the cursor that cursor-up can still reach; older rows are committed.
 const WINDOW: usize = 512;
 
@@ -468,6 +472,8 @@ impl Term {
         if params.first() == Some(&b'?') || params.first() == Some(&b'>') {
             return len; // private modes (cursor visibility, bracketed paste…)
         }
+        // Parameters are capped: a column or row past any real terminal's size moves
+        // the cursor no further (no work or memory in proportion to a huge number).
         let p = |k: usize, d: usize| -> usize {
             let v = params
                 .split(|&b| b == b';')
@@ -478,7 +484,7 @@ impl Term {
             if v == 0 {
                 d
             } else {
-                v
+                v.min(MAX_PARAM)
             }
         };
         match fin {
@@ -510,7 +516,7 @@ impl Term {
             }
             b'C' => {
                 self.resolve();
-                let c = self.cur_col() + p(0, 1);
+                let c = (self.cur_col() + p(0, 1)).min(MAX_PARAM);
                 self.col = Some(c);
                 self.frame_origin = false;
                 self.dirty = true;
