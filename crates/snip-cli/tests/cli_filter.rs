@@ -98,6 +98,15 @@ fn run_keeps_exit_status_signals_and_reports_missing_commands() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "out\nerr\n");
     let o = st(&["run", "--", "sh", "-c", "kill -9 $$"]);
     assert_eq!(o.status.code(), Some(137));
+    // A bad setting still runs the command (output passed through, one warning).
+    let o = snip(dir.path())
+        .env("SNIP_MAX_BYTES", "lots")
+        .args(["run", "--", "sh", "-c", "echo ran; exit 5"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "ran\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SNIP_MAX_BYTES"));
     let o = st(&["run", "--", "definitely-not-a-command-snip"]);
     assert_eq!(o.status.code(), Some(127));
     let err = String::from_utf8_lossy(&o.stderr);

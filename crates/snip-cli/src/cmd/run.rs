@@ -17,7 +17,15 @@ pub struct Args {
 
 /// Runs the command and prints its compressed, merged output.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = crate::common::core_config()?;
+    // A bad setting must not stop the command from running (an agent's wrapped Bash
+    // call would fail unexecuted): say so, and pass the output through.
+    let config = crate::common::core_config().unwrap_or_else(|e| {
+        eprintln!("snip: {e:#}; running the command without compression");
+        snip_core::Config {
+            enabled: false,
+            ..snip_core::Config::default()
+        }
+    });
     let (program, rest) = args
         .command
         .split_first()
