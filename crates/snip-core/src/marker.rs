@@ -64,6 +64,34 @@ pub const NOT_RETAINED: &str =
     "original not retained (re-run the command with narrower output to see the rest)";
 
 impl Marker {
+    /// The footer for lossless removals: `removed N redrawn progress frames and M ANSI
+    /// escape sequences` (either part alone when the other is 0); `None` when both are 0.
+    /// `restore` points at the whole original when it is retained.
+    pub fn lossless_footer(
+        frames: u64,
+        escapes: u64,
+        restore: Option<RestoreCall>,
+    ) -> Option<Marker> {
+        let mut parts = Vec::new();
+        if frames > 0 {
+            parts.push(format!("{frames} redrawn progress frames"));
+        }
+        if escapes > 0 {
+            parts.push(format!("{escapes} ANSI escape sequences"));
+        }
+        (!parts.is_empty()).then(|| Marker {
+            what: format!("removed {}", parts.join(" and ")),
+            rule: if frames > 0 {
+                "terminal-render"
+            } else {
+                "ansi-strip"
+            },
+            lines: None,
+            bytes: None,
+            restore,
+        })
+    }
+
     /// Renders the marker as one line (no line ending). `id` is the store id when the
     /// original is retained; without it the marker says so.
     pub fn render(&self, id: Option<&str>) -> String {

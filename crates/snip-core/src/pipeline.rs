@@ -154,29 +154,14 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
             counts: vec![("runs", runs), ("lines_removed", repeated)],
         });
     }
-    if frames > 0 || escapes > 0 {
-        let mut parts = Vec::new();
-        if frames > 0 {
-            parts.push(format!("{frames} redrawn progress frames"));
-        }
-        if escapes > 0 {
-            parts.push(format!("{escapes} ANSI escape sequences"));
-        }
-        doc.footer.push(Marker {
-            what: format!("removed {}", parts.join(" and ")),
-            rule: if frames > 0 {
-                "terminal-render"
-            } else {
-                "ansi-strip"
-            },
-            lines: None,
-            bytes: None,
-            restore: Some(RestoreCall::Bytes {
-                start: 0,
-                end: input.len() as u64,
-            }),
-        });
-    }
+    doc.footer.extend(Marker::lossless_footer(
+        frames,
+        escapes,
+        Some(RestoreCall::Bytes {
+            start: 0,
+            end: input.len() as u64,
+        }),
+    ));
     let mut lossy = false;
     if lossy_allowed && doc.size() > config.max_bytes {
         let raw = RawIndex::new(input);
@@ -312,13 +297,9 @@ pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u
         "json-fields" => return json_fields::apply(input, config, None, true).map(|j| j.output),
         "terminal-render" => {
             let mut r = terminal_render::render(input)?;
-            r.doc.footer.push(Marker {
-                what: format!("removed {} redrawn progress frames", r.frames_removed),
-                rule: "terminal-render",
-                lines: None,
-                bytes: None,
-                restore: None,
-            });
+            r.doc
+                .footer
+                .extend(Marker::lossless_footer(r.frames_removed, 0, None));
             return Some(r.doc.render(None));
         }
         "ansi-strip" => {
@@ -360,15 +341,7 @@ pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
     if frames == 0 && escapes == 0 && runs == 0 {
         return None;
     }
-    if frames > 0 {
-        doc.footer.push(Marker {
-            what: format!("removed {frames} redrawn progress frames"),
-            rule: "terminal-render",
-            lines: None,
-            bytes: None,
-            restore: None,
-        });
-    }
+    doc.footer.extend(Marker::lossless_footer(frames, 0, None));
     let out = doc.render(None);
     (out.len() < input.len()).then_some(out)
 }

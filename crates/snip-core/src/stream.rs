@@ -168,25 +168,7 @@ impl StreamCompressor {
                 }
             }
         }
-        if self.has_footer() {
-            let mut parts = Vec::new();
-            if self.frames > 0 {
-                parts.push(format!("{} redrawn progress frames", self.frames));
-            }
-            if self.escapes > 0 {
-                parts.push(format!("{} ANSI escape sequences", self.escapes));
-            }
-            let m = Marker {
-                what: format!("removed {}", parts.join(" and ")),
-                rule: if self.frames > 0 {
-                    "terminal-render"
-                } else {
-                    "ansi-strip"
-                },
-                lines: None,
-                bytes: None,
-                restore: None,
-            };
+        if let Some(m) = Marker::lossless_footer(self.frames, self.escapes, None) {
             out.write_all(m.render(None).as_bytes())?;
             out.write_all(self.eol().bytes())?;
         }

@@ -419,21 +419,12 @@ fn run_context(
 /// the replaced originals before, of their summaries after (the row `snip context`
 /// writes; each summary quotes its own id, so the row names none).
 fn context_row(r: &snip_context::ContextReport, source: &str) -> LedgerRow {
-    let time_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    LedgerRow {
-        time_ms,
-        source: source.to_string(),
-        before: r.original_bytes as u64,
-        after: r.summary_bytes as u64,
-        rules: vec!["context-summary".to_string()],
-        id: None,
-        retained: true,
-        lossy: true,
-        note: Some(format!("{} tool results summarised", r.summarised)),
-    }
+    LedgerRow::context_summary(
+        source,
+        r.original_bytes as u64,
+        r.summary_bytes as u64,
+        r.summarised,
+    )
 }
 
 /// The extension module `snip._native`.

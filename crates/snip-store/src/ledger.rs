@@ -47,6 +47,23 @@ pub struct LedgerRow {
 }
 
 impl LedgerRow {
+    /// The row for one conversation pass that summarised `summarised` older tool
+    /// results: bytes of the replaced originals before, of their summaries after.
+    /// Each summary quotes its own id, so the row names none. Timestamped now.
+    pub fn context_summary(source: &str, before: u64, after: u64, summarised: usize) -> Self {
+        LedgerRow {
+            time_ms: unix_ms(SystemTime::now()),
+            source: source.to_string(),
+            before,
+            after,
+            rules: vec!["context-summary".to_string()],
+            id: None,
+            retained: true,
+            lossy: true,
+            note: Some(format!("{summarised} tool results summarised")),
+        }
+    }
+
     /// The row for one [`snip_core::compress`] call, timestamped now.
     pub fn from_outcome(outcome: &snip_core::Outcome, source: &str) -> Self {
         let note = match (&outcome.failed_open, &outcome.retention) {

@@ -111,19 +111,10 @@ fn transform(input: &[u8], format: FormatChoice) -> (Option<Vec<u8>>, ContextRep
 /// replaced originals before, bytes of their summaries after. One call replaces many
 /// originals, so the row names no single id (each summary quotes its own).
 fn ledger_row(r: &ContextReport) -> LedgerRow {
-    let time_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    LedgerRow {
-        time_ms,
-        source: LEDGER_SOURCE.to_string(),
-        before: r.original_bytes as u64,
-        after: r.summary_bytes as u64,
-        rules: vec!["context-summary".to_string()],
-        id: None,
-        retained: true,
-        lossy: true,
-        note: Some(format!("{} tool results summarised", r.summarised)),
-    }
+    LedgerRow::context_summary(
+        LEDGER_SOURCE,
+        r.original_bytes as u64,
+        r.summary_bytes as u64,
+        r.summarised,
+    )
 }
