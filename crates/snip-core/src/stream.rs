@@ -207,16 +207,12 @@ impl StreamCompressor {
                 None => doc.buf[l.start..l.end].to_vec(),
             };
             let src = (bl + l.src_first as u64, bl + l.src_last as u64);
+            // Windows hold no markers (repeats are collapsed across the whole stream).
             let rawr = match &index {
-                None if l.marker.is_none() => (
+                None => (
                     bo + l.start as u64,
                     bo + (l.end + l.eol.bytes().len()) as u64,
                 ),
-                None => {
-                    let ri = RawIndex::new(raw);
-                    let (a, b) = ri.bytes(l.src_first, l.src_last);
-                    (bo + a, bo + b)
-                }
                 Some(ri) => {
                     let (a, b) = ri.bytes(l.src_first, l.src_last);
                     (bo + a, bo + b)

@@ -249,8 +249,6 @@ pub(crate) fn apply(
     }
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
 
-    let head_size: usize = head.iter().map(|l| doc.line_size(l)).sum();
-    let tail_size: usize = tail.iter().map(|l| doc.line_size(l)).sum();
     let marker_cost = 200 + SIZING_ID.len();
     let ctx = config.salient_context;
     let mut keep = vec![false; middle.len()];
@@ -362,7 +360,6 @@ pub(crate) fn apply(
             .map(|m| m.render(Some(SIZING_ID)).len() + 2)
             .sum();
         let size: usize = out.iter().map(|l| doc.line_size(l)).sum::<usize>() + footer;
-        let _ = (head_size, tail_size);
         if size <= config.max_bytes || !keep.iter().any(|&k| k) {
             doc.lines = out;
             return Some((gaps, lines_elided, bytes_elided));
