@@ -60,9 +60,15 @@ pub(crate) const SIZING_ID: &str = "sn_0000000000000000000000000000";
 impl<'a> Doc<'a> {
     /// Splits `input` into lines (on `\n`; a `\r` right before it is part of the ending).
     pub(crate) fn from_raw(input: &'a [u8]) -> Doc<'a> {
+        Doc::from_raw_at(input, 0)
+    }
+
+    /// [`Doc::from_raw`] for a piece of a larger input whose first line is original
+    /// line `first_line` (0-based).
+    pub(crate) fn from_raw_at(input: &'a [u8], first_line: u32) -> Doc<'a> {
         let mut lines = Vec::with_capacity(input.len() / 48 + 1);
         let mut start = 0usize;
-        let mut n: u32 = 0;
+        let mut n: u32 = first_line;
         for nl in memchr::memchr_iter(b'\n', input) {
             let (end, eol) = if nl > start && input[nl - 1] == b'\r' {
                 (nl - 1, Eol::CrLf)
@@ -91,6 +97,30 @@ impl<'a> Doc<'a> {
             lines: Vec::new(),
             markers: Vec::new(),
             footer: Vec::new(),
+        }
+    }
+
+    /// Adds `by` to every original line number the document holds (lines and line
+    /// markers), for a piece rendered as if it started at line 0. Markers that quote
+    /// byte offsets are left alone (pieces only hold line markers).
+    pub(crate) fn shift_lines(&mut self, by: u32) {
+        if by == 0 {
+            return;
+        }
+        for l in &mut self.lines {
+            l.src_first = l.src_first.saturating_add(by);
+            l.src_last = l.src_last.saturating_add(by);
+        }
+        let by = u64::from(by);
+        for m in self.markers.iter_mut().chain(self.footer.iter_mut()) {
+            if let Some((a, b)) = &mut m.lines {
+                *a += by;
+                *b += by;
+            }
+            if let Some(crate::marker::RestoreCall::Lines { start, end }) = &mut m.restore {
+                *start += by;
+                *end += by;
+            }
         }
     }
 
@@ -203,38 +233,93 @@ impl Line {
     }
 }
 
-/// Byte offsets of original line starts, built only when a lossy marker needs them.
-pub(crate) struct RawIndex {
-    starts: Vec<usize>,
-    len: usize,
+/// Maps original line numbers to byte offsets, built only when a lossy marker needs
+/// them: every line start of the input, or (for an input reduced to a few pieces) the
+/// start of each piece, from which lines are found by counting newlines.
+pub(crate) enum RawIndex<'a> {
+    /// Every line start.
+    Full { starts: Vec<usize>, len: usize },
+    /// `(line, offset)` anchors, sorted by line: original line `line` (0-based) starts
+    /// at byte `offset` of `input`.
+    Anchored {
+        input: &'a [u8],
+        anchors: Vec<(u32, usize)>,
+    },
 }
 
-impl RawIndex {
-    pub(crate) fn new(input: &[u8]) -> RawIndex {
+impl<'a> RawIndex<'a> {
+    pub(crate) fn new(input: &[u8]) -> RawIndex<'static> {
         let mut starts = Vec::with_capacity(input.len() / 48 + 2);
         starts.push(0);
         starts.extend(memchr::memchr_iter(b'\n', input).map(|i| i + 1));
-        RawIndex {
+        RawIndex::Full {
             starts,
             len: input.len(),
+        }
+    }
+
+    /// An index that finds line starts from `anchors` (`(line, offset)`, any order;
+    /// line 0 at offset 0 is implied).
+    pub(crate) fn anchored(input: &'a [u8], mut anchors: Vec<(u32, usize)>) -> RawIndex<'a> {
+        anchors.push((0, 0));
+        anchors.sort_unstable();
+        anchors.dedup_by_key(|a| a.0);
+        RawIndex::Anchored { input, anchors }
+    }
+
+    /// Byte offset where original line `line` (0-based) starts (the input's length
+    /// past the last line).
+    fn start(&self, line: u32) -> usize {
+        match self {
+            RawIndex::Full { starts, len } => {
+                starts.get(line as usize).copied().unwrap_or(*len).min(*len)
+            }
+            RawIndex::Anchored { input, anchors } => {
+                let k = anchors.partition_point(|a| a.0 <= line).saturating_sub(1);
+                let (mut l, base) = anchors[k];
+                let base = base.min(input.len());
+                if l == line {
+                    return base;
+                }
+                for nl in memchr::memchr_iter(b'\n', &input[base..]) {
+                    l += 1;
+                    if l == line {
+                        return base + nl + 1;
+                    }
+                }
+                input.len()
+            }
         }
     }
 
     /// Original byte range (0-based, half-open) of lines `first..=last` (0-based), with
     /// their line endings.
     pub(crate) fn bytes(&self, first: u32, last: u32) -> (u64, u64) {
-        let s = self
-            .starts
-            .get(first as usize)
-            .copied()
-            .unwrap_or(self.len)
-            .min(self.len);
-        let e = self
-            .starts
-            .get(last as usize + 1)
-            .copied()
-            .unwrap_or(self.len)
-            .min(self.len);
+        let s = self.start(first);
+        let e = self.start(last.saturating_add(1));
         (s as u64, e.max(s) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchored_index_agrees_with_full() {
+        let input = b"a\nbb\n\nccc\r\ndddd\nlast";
+        let full = RawIndex::new(input);
+        for anchors in [vec![], vec![(2, 5)], vec![(1, 2), (4, 11)], vec![(5, 16)]] {
+            let a = RawIndex::anchored(input, anchors.clone());
+            for first in 0..8 {
+                for last in first..8 {
+                    assert_eq!(
+                        a.bytes(first, last),
+                        full.bytes(first, last),
+                        "{anchors:?} {first}..={last}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -15,6 +15,7 @@ mod doc;
 pub mod marker;
 mod pipeline;
 pub mod rules;
+mod sparse;
 pub mod stream;
 pub mod text;
 

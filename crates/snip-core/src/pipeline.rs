@@ -14,6 +14,7 @@ use crate::rules::{
     ansi_strip, diff_protect, head_tail_elide, json_fields, repeat_collapse, terminal_render,
     traceback_keep,
 };
+use crate::sparse;
 use crate::{Config, Outcome, Retain, Retention, RuleReport};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -27,7 +28,7 @@ pub fn compress(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcom
     if !config.enabled || input.is_empty() {
         return Outcome::unchanged(input);
     }
-    match catch_unwind(AssertUnwindSafe(|| run(input, config, store))) {
+    match catch_unwind(AssertUnwindSafe(|| run(input, config, store, true))) {
         Ok(o) => o,
         Err(p) => {
             let msg = p
@@ -49,7 +50,13 @@ fn retained_id(r: &Option<Retention>) -> Option<&str> {
     }
 }
 
-fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
+/// The pipeline on the full input, never reduced: the oracle for [`crate::sparse`].
+#[cfg(test)]
+pub(crate) fn compress_unreduced(input: &[u8], config: &Config) -> Outcome {
+    run(input, config, &mut crate::NoStore, false)
+}
+
+fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) -> Outcome {
     if diff_protect::is_diff(input) {
         let mut o = Outcome::unchanged(input);
         o.rules.push(RuleReport {
@@ -127,45 +134,31 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
         return json_lines_elided(input, text, Some(report), config, retention);
     }
 
-    let mut rules = Vec::new();
-    let (mut doc, raw_offsets, frames, mut escapes) = match terminal_render::render(input) {
-        Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
-        None => (Doc::from_raw(input), true, 0, 0),
+    // Far over the budget: only the pieces the output can show go through the rules.
+    let reduced = if may_reduce && lossy_allowed && input.len() >= sparse::min_bytes(config) {
+        sparse::reduce(input, config)
+    } else {
+        None
     };
-    if frames > 0 {
-        rules.push(RuleReport {
-            id: "terminal-render",
-            counts: vec![("frames_removed", frames)],
-        });
-    }
-    let stripped = ansi_strip::apply(&mut doc);
-    let raw_offsets = raw_offsets && stripped == 0;
-    escapes += stripped;
-    if escapes > 0 {
-        rules.push(RuleReport {
-            id: "ansi-strip",
-            counts: vec![("escapes_removed", escapes)],
-        });
-    }
-    let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
-    if runs > 0 {
-        rules.push(RuleReport {
-            id: "repeat-collapse",
-            counts: vec![("runs", runs), ("lines_removed", repeated)],
-        });
-    }
+    let (l, mut raw) = match reduced {
+        Some(r) => (r.text, Some(r.raw)),
+        None => (lossless(input, 0, config), None),
+    };
+    let sparse = raw.is_some();
+    let mut rules = l.reports();
+    let mut doc = l.doc;
     doc.footer.extend(Marker::lossless_footer(
-        frames,
-        escapes,
+        l.frames,
+        l.escapes,
         Some(RestoreCall::Bytes {
             start: 0,
             end: input.len() as u64,
         }),
     ));
     let mut lossy = false;
-    if lossy_allowed && doc.size() > config.max_bytes {
-        let raw = RawIndex::new(input);
-        let (tf, tl) = traceback_keep::apply(&mut doc, config, &raw);
+    if lossy_allowed && (sparse || doc.size() > config.max_bytes) {
+        let raw = raw.get_or_insert_with(|| RawIndex::new(input));
+        let (tf, tl) = traceback_keep::apply(&mut doc, config, raw);
         if tf > 0 {
             lossy = true;
             rules.push(RuleReport {
@@ -174,19 +167,19 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcome {
             });
         }
         if doc.size() > config.max_bytes {
-            if let Some((gaps, lines, bytes)) =
-                elide_within_budget(&mut doc, config, &raw, raw_offsets)
-            {
-                lossy = true;
-                rules.push(RuleReport {
-                    id: "head-tail-elide",
-                    counts: vec![
-                        ("gaps", gaps),
-                        ("lines_elided", lines),
-                        ("bytes_elided", bytes),
-                    ],
-                });
-            }
+            elide_within_budget(&mut doc, config, raw, l.raw_offsets);
+        }
+        let (gaps, lines, bytes) = elided(&doc);
+        if gaps > 0 {
+            lossy = true;
+            rules.push(RuleReport {
+                id: head_tail_elide::RULE,
+                counts: vec![
+                    ("gaps", gaps),
+                    ("lines_elided", lines),
+                    ("bytes_elided", bytes),
+                ],
+            });
         }
     }
     if rules.is_empty() {
@@ -231,9 +224,11 @@ fn json_lines_elided(
     let mut doc = Doc::from_raw(&text);
     let raw = RawIndex::new(input);
     let mut rules: Vec<RuleReport> = report.into_iter().collect();
-    if let Some((gaps, lines, bytes)) = elide_within_budget(&mut doc, config, &raw, false) {
+    elide_within_budget(&mut doc, config, &raw, false);
+    let (gaps, lines, bytes) = elided(&doc);
+    if gaps > 0 {
         rules.push(RuleReport {
-            id: "head-tail-elide",
+            id: head_tail_elide::RULE,
             counts: vec![
                 ("gaps", gaps),
                 ("lines_elided", lines),
@@ -255,12 +250,7 @@ fn json_lines_elided(
 
 /// Runs `head-tail-elide`, shrinking head and tail when markers and the footer push
 /// the result over the budget (so that a second pass finds nothing to elide).
-fn elide_within_budget(
-    doc: &mut Doc<'_>,
-    config: &Config,
-    raw: &RawIndex,
-    raw_offsets: bool,
-) -> Option<(u64, u64, u64)> {
+fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) {
     let mut cfg = config.clone();
     for attempt in 0..8 {
         if attempt == 7 {
@@ -269,21 +259,107 @@ fn elide_within_budget(
             cfg.tail_bytes = 0;
             cfg.salient_bytes = 0;
         }
-        let mut trial = doc.clone();
-        let Some(r) = head_tail_elide::apply(&mut trial, &cfg, raw, raw_offsets) else {
-            continue;
+        // The rule changes lines and markers, never the buffer: trials share it.
+        let mut trial = Doc {
+            buf: std::borrow::Cow::Borrowed(&doc.buf),
+            lines: doc.lines.clone(),
+            markers: doc.markers.clone(),
+            footer: doc.footer.clone(),
         };
+        if head_tail_elide::apply(&mut trial, &cfg, raw, raw_offsets).is_none() {
+            continue;
+        }
         let size = trial.size();
         if size <= config.max_bytes || attempt == 7 {
-            *doc = trial;
-            return Some(r);
+            doc.lines = trial.lines;
+            doc.markers = trial.markers;
+            return;
         }
         let over = size - config.max_bytes + 16;
         cfg.head_bytes = cfg.head_bytes.saturating_sub(over / 2 + 1);
         cfg.tail_bytes = cfg.tail_bytes.saturating_sub(over / 2 + 1);
         cfg.salient_bytes = cfg.salient_bytes.saturating_sub(over);
     }
-    None
+}
+
+/// `(gaps, lines, bytes)` elided by `head-tail-elide` markers among `doc`'s lines.
+fn elided(doc: &Doc<'_>) -> (u64, u64, u64) {
+    let (mut gaps, mut lines, mut bytes) = (0, 0, 0);
+    for l in &doc.lines {
+        let Some(i) = l.marker else { continue };
+        let m = &doc.markers[i as usize];
+        if m.rule != head_tail_elide::RULE {
+            continue;
+        }
+        gaps += 1;
+        if let Some((a, b)) = m.lines {
+            lines += b + 1 - a;
+        }
+        if let Some((s, e)) = m.bytes {
+            bytes += e - s;
+        }
+    }
+    (gaps, lines, bytes)
+}
+
+/// What the lossless text rules (`terminal-render`, `ansi-strip`, `repeat-collapse`)
+/// made of a text.
+pub(crate) struct Lossless<'a> {
+    pub doc: Doc<'a>,
+    /// Line contents still sit at their original byte offsets (nothing rendered or
+    /// stripped), so elision markers can quote byte ranges directly.
+    pub raw_offsets: bool,
+    pub frames: u64,
+    pub escapes: u64,
+    pub runs: u64,
+    pub repeated: u64,
+}
+
+impl Lossless<'_> {
+    /// The receipt rows of the rules that changed something.
+    fn reports(&self) -> Vec<RuleReport> {
+        let mut rules = Vec::new();
+        if self.frames > 0 {
+            rules.push(RuleReport {
+                id: "terminal-render",
+                counts: vec![("frames_removed", self.frames)],
+            });
+        }
+        if self.escapes > 0 {
+            rules.push(RuleReport {
+                id: "ansi-strip",
+                counts: vec![("escapes_removed", self.escapes)],
+            });
+        }
+        if self.runs > 0 {
+            rules.push(RuleReport {
+                id: "repeat-collapse",
+                counts: vec![("runs", self.runs), ("lines_removed", self.repeated)],
+            });
+        }
+        rules
+    }
+}
+
+/// The lossless text rules on `input`, a piece of an original whose first line is
+/// original line `first_line` (0-based).
+pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
+    let (mut doc, raw_offsets, frames, mut escapes) =
+        match terminal_render::render_at(input, first_line) {
+            Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
+            None => (Doc::from_raw_at(input, first_line), true, 0, 0),
+        };
+    let stripped = ansi_strip::apply(&mut doc);
+    escapes += stripped;
+    let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
+    Lossless {
+        doc,
+        raw_offsets: raw_offsets && stripped == 0,
+        frames,
+        escapes,
+        runs,
+        repeated,
+    }
 }
 
 /// See [`crate::rules::apply_one`].
@@ -332,16 +408,13 @@ pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u
 /// text, e.g. a long JSON string field. `None` when nothing changes. Markers say
 /// `lossless` (they carry no store id).
 pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
-    let (mut doc, frames, mut escapes) = match terminal_render::render(input) {
-        Some(r) => (r.doc, r.frames_removed, r.escapes_removed),
-        None => (Doc::from_raw(input), 0, 0),
-    };
-    escapes += ansi_strip::apply(&mut doc);
-    let (runs, _) = repeat_collapse::apply(&mut doc, config);
-    if frames == 0 && escapes == 0 && runs == 0 {
+    let mut l = lossless(input, 0, config);
+    if l.frames == 0 && l.escapes == 0 && l.runs == 0 {
         return None;
     }
-    doc.footer.extend(Marker::lossless_footer(frames, 0, None));
-    let out = doc.render(None);
+    l.doc
+        .footer
+        .extend(Marker::lossless_footer(l.frames, 0, None));
+    let out = l.doc.render(None);
     (out.len() < input.len()).then_some(out)
 }

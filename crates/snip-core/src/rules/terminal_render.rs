@@ -93,10 +93,16 @@ pub(crate) fn applies(input: &[u8]) -> bool {
 
 /// Renders `input`. `None` when nothing collapses and no cursor escape was used.
 pub(crate) fn render(input: &[u8]) -> Option<Rendered> {
+    render_at(input, 0)
+}
+
+/// [`render`] for a piece of a larger input whose first line is original line
+/// `first_line` (0-based): the rendered lines carry original line numbers.
+pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered> {
     if !applies(input) {
         return None;
     }
-    let mut t = Term::new(input.len());
+    let mut t = Term::new(input.len(), first_line);
     t.run(input);
     let dirty = t.dirty || t.frames_removed > 0;
     if !dirty {
@@ -162,9 +168,9 @@ struct Term {
 }
 
 impl Term {
-    fn new(cap: usize) -> Term {
+    fn new(cap: usize, first_line: u32) -> Term {
         let mut rows = VecDeque::new();
-        rows.push_back(Row::new(0));
+        rows.push_back(Row::new(first_line));
         Term {
             rows,
             base: 0,
@@ -175,7 +181,7 @@ impl Term {
             saved: None,
             status: BTreeMap::new(),
             on_status: None,
-            line_no: 0,
+            line_no: first_line,
             frames_removed: 0,
             escapes: 0,
             dirty: false,
