@@ -344,6 +344,28 @@ impl Lossless<'_> {
 /// The lossless text rules on `input`, a piece of an original whose first line is
 /// original line `first_line` (0-based).
 pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
+    // Escapes without frame controls: strip them in one pass unless one of them moves
+    // the cursor (then the terminal emulator renders, as below).
+    if memchr::memchr(0x1b, input).is_some() && !terminal_render::has_frame_controls(input) {
+        if let Some((text, escapes)) = ansi_strip::strip_unless_cursor(input) {
+            let lines = Doc::from_raw_at(&text, first_line).lines;
+            let mut doc = Doc {
+                buf: std::borrow::Cow::Owned(text),
+                lines,
+                markers: Vec::new(),
+                footer: Vec::new(),
+            };
+            let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
+            return Lossless {
+                doc,
+                raw_offsets: escapes == 0,
+                frames: 0,
+                escapes,
+                runs,
+                repeated,
+            };
+        }
+    }
     let (mut doc, raw_offsets, frames, mut escapes) =
         match terminal_render::render_at(input, first_line) {
             Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),

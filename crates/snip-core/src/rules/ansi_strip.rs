@@ -56,10 +56,55 @@ pub(crate) fn escape_len(s: &[u8]) -> usize {
 }
 
 /// Removes escapes from `b`, appending the rest to `out`; returns how many were removed.
+/// The offset of the next ESC in `b`. Coloured output has a few bytes between
+/// escapes, where a plain loop beats a SIMD call; long runs go to `memchr`.
+#[inline]
+fn next_esc(b: &[u8]) -> Option<usize> {
+    const SHORT: usize = 16;
+    for (i, &c) in b.iter().take(SHORT).enumerate() {
+        if c == 0x1b {
+            return Some(i);
+        }
+    }
+    if b.len() <= SHORT {
+        return None;
+    }
+    memchr::memchr(0x1b, &b[SHORT..]).map(|k| k + SHORT)
+}
+
+/// Strips every escape of `b` in one pass (a line ending is never inside an escape,
+/// so lines stay where they were), or `None` as soon as one is an escape
+/// `terminal-render` interprets (cursor, erase, save/restore). Returns the text and
+/// the number of escapes removed.
+pub(crate) fn strip_unless_cursor(b: &[u8]) -> Option<(Vec<u8>, u64)> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut n = 0;
+    let mut i = 0;
+    while let Some(k) = next_esc(&b[i..]) {
+        out.extend_from_slice(&b[i..i + k]);
+        i += k;
+        let mut len = escape_len(&b[i..]);
+        if b[i..i + len].iter().any(|&c| c == b'\n' || c == b'\r') {
+            // Never across a line ending: parse as the per-line strip would, with the
+            // line's content ending before its `\r\n` or `\n`.
+            let nl = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k);
+            let end = if b[nl - 1] == b'\r' { nl - 1 } else { nl };
+            len = escape_len(&b[i..end]).clamp(1, end - i);
+        }
+        if crate::rules::terminal_render::moves_cursor(&b[i..], len) {
+            return None;
+        }
+        i += len;
+        n += 1;
+    }
+    out.extend_from_slice(&b[i..]);
+    Some((out, n))
+}
+
 pub(crate) fn strip_into(b: &[u8], out: &mut Vec<u8>) -> u64 {
     let mut n = 0;
     let mut i = 0;
-    while let Some(k) = memchr::memchr(0x1b, &b[i..]) {
+    while let Some(k) = next_esc(&b[i..]) {
         out.extend_from_slice(&b[i..i + k]);
         i += k;
         i += escape_len(&b[i..]);
@@ -106,6 +151,66 @@ pub fn strip(b: &[u8]) -> Cow<'_, [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::Eol;
+
+    /// One pass over the whole text gives what stripping line by line gives.
+    #[test]
+    fn whole_text_strip_agrees_with_per_line_strip() {
+        let alphabet: [&[u8]; 14] = [
+            b"a",
+            b"\x1b",
+            b"\x1b[",
+            b"31m",
+            b"\x1b[0m",
+            b"\n",
+            b"\r\n",
+            b"(",
+            b"]",
+            b"0;t",
+            b"\x07",
+            b"\\",
+            "é".as_bytes(),
+            b"\x1b[?25l",
+        ];
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let mut compared = 0;
+        for _ in 0..20_000 {
+            let mut input = Vec::new();
+            for _ in 0..(next() % 20) {
+                input.extend_from_slice(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            let Some((text, n)) = strip_unless_cursor(&input) else {
+                continue;
+            };
+            let mut doc = Doc::from_raw(&input);
+            let m = apply(&mut doc);
+            let whole = Doc::from_raw(&text);
+            assert_eq!(n, m, "{input:?}");
+            assert_eq!(whole.render(None), doc.render(None), "{input:?}");
+            // Same original line numbers (a last line emptied by the strip is not
+            // shown either way).
+            let src = |d: &Doc<'_>| -> Vec<(u32, u32)> {
+                let mut v: Vec<_> = d.lines.iter().map(|l| (l.src_first, l.src_last)).collect();
+                if d.lines
+                    .last()
+                    .is_some_and(|l| l.start == l.end && l.eol == Eol::None)
+                {
+                    v.pop();
+                }
+                v
+            };
+            assert_eq!(src(&whole), src(&doc), "{input:?}");
+            compared += 1;
+        }
+        assert!(compared > 10_000, "{compared}");
+    }
 
     #[test]
     fn strips_sgr_osc8_and_modes() {

@@ -38,8 +38,8 @@ const MAX_PARAM: usize = 1000;
 const WINDOW: usize = 512;
 
 /// What rendering produced.
-pub(crate) struct Rendered {
-    pub doc: Doc<'static>,
+pub(crate) struct Rendered<'a> {
+    pub doc: Doc<'a>,
     pub frames_removed: u64,
     pub escapes_removed: u64,
 }
@@ -47,10 +47,7 @@ pub(crate) struct Rendered {
 /// Quick test: does `input` contain anything this rule interprets (ESC, backspace, or
 /// a `\r` not followed by `\n`)?
 pub(crate) fn applies(input: &[u8]) -> bool {
-    if memchr::memchr(0x08, input).is_some() {
-        return true;
-    }
-    if memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n')) {
+    if has_frame_controls(input) {
         return true;
     }
     // Escapes: only cursor, erase and save/restore ones need rendering; colours and
@@ -59,49 +56,70 @@ pub(crate) fn applies(input: &[u8]) -> bool {
     while let Some(k) = memchr::memchr(0x1b, &input[i..]) {
         i += k;
         let s = &input[i..];
-        match s.get(1) {
-            Some(b'7') | Some(b'8') => return true,
-            Some(b'[') => {
-                let n = crate::rules::ansi_strip::escape_len(s);
-                if matches!(
-                    s[n - 1],
-                    b'A' | b'B'
-                        | b'C'
-                        | b'D'
-                        | b'E'
-                        | b'F'
-                        | b'G'
-                        | b'H'
-                        | b'f'
-                        | b'J'
-                        | b'K'
-                        | b'd'
-                        | b's'
-                        | b'u'
-                        | b'`'
-                ) && !s[2..n - 1].starts_with(b"?")
-                {
-                    return true;
-                }
-                i += n;
-            }
-            _ => i += 1,
+        let n = crate::rules::ansi_strip::escape_len(s);
+        if moves_cursor(s, n) {
+            return true;
         }
+        i += n.max(1);
     }
     false
 }
 
+/// Whether the input has a backspace or a `\r` that is not part of `\r\n` (the
+/// controls that draw frames without an escape).
+pub(crate) fn has_frame_controls(input: &[u8]) -> bool {
+    memchr::memchr(0x08, input).is_some()
+        || memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'))
+}
+
+/// Whether the escape at the start of `s` (`n` bytes long, from
+/// [`crate::rules::ansi_strip::escape_len`]) moves the cursor, erases, or saves or
+/// restores the cursor: the escapes this rule interprets.
+pub(crate) fn moves_cursor(s: &[u8], n: usize) -> bool {
+    match s.get(1) {
+        Some(b'7') | Some(b'8') => true,
+        Some(b'[') => {
+            matches!(
+                s[n - 1],
+                b'A' | b'B'
+                    | b'C'
+                    | b'D'
+                    | b'E'
+                    | b'F'
+                    | b'G'
+                    | b'H'
+                    | b'f'
+                    | b'J'
+                    | b'K'
+                    | b'd'
+                    | b's'
+                    | b'u'
+                    | b'`'
+            ) && !s[2..n - 1].starts_with(b"?")
+        }
+        _ => false,
+    }
+}
+
 /// Renders `input`. `None` when nothing collapses and no cursor escape was used.
-pub(crate) fn render(input: &[u8]) -> Option<Rendered> {
+pub(crate) fn render(input: &[u8]) -> Option<Rendered<'_>> {
     render_at(input, 0)
 }
 
 /// [`render`] for a piece of a larger input whose first line is original line
 /// `first_line` (0-based): the rendered lines carry original line numbers.
-pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered> {
+pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
     if !applies(input) {
         return None;
     }
+    if memchr::memchr2(0x1b, 0x08, input).is_none() {
+        return render_frames(input, first_line);
+    }
+    render_term(input, first_line)
+}
+
+/// [`render_at`] by the full emulator ([`Term`]), whatever the input holds.
+fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
     let mut t = Term::new(input.len(), first_line);
     t.run(input);
     let dirty = t.dirty || t.frames_removed > 0;
@@ -114,6 +132,131 @@ pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered> {
         doc: t.finish(),
         frames_removed,
         escapes_removed,
+    })
+}
+
+/// [`render_at`] for text whose only controls are `\r` and `\n` (no escape, no
+/// backspace), as rsync, tqdm without colour and most download meters write it. With
+/// nothing but carriage returns, a frame always replaces its row whole (no overlay),
+/// so every line shown is one frame: a slice of the input, no copy. Gives exactly the
+/// emulator's output (tested against [`Term`]).
+fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
+    /// The row being drawn: its current frame, the frame pending under it, and earlier
+    /// frames with a different stem kept above it.
+    struct Row {
+        text: (usize, usize),
+        pending: Option<(usize, usize)>,
+        erased: bool,
+        aside: Vec<(usize, usize)>,
+    }
+    let mut lines: Vec<Line> = Vec::with_capacity(input.len() / 48 + 1);
+    let mut frames = 0u64;
+    let mut line_no = first_line;
+    let mut row = Row {
+        text: (0, 0),
+        pending: None,
+        erased: false,
+        aside: Vec::new(),
+    };
+    let blank = |r: (usize, usize)| is_blank(&input[r.0..r.1]);
+    let wide = |r: (usize, usize)| width(&input[r.0..r.1]);
+    // Resolves the pending frame as `Term::resolve` does.
+    let resolve = |row: &mut Row, frames: &mut u64| {
+        let Some(prev) = row.pending.take() else {
+            return;
+        };
+        let new = row.text;
+        if blank(new) {
+            if wide(new) >= wide(prev) {
+                row.text = (new.0, new.0);
+                row.erased = true;
+                if !blank(prev) {
+                    *frames += 1;
+                }
+            } else {
+                row.text = prev;
+            }
+        } else if same_bar(&input[new.0..new.1], &input[prev.0..prev.1]) {
+            *frames += 1;
+        } else if !blank(prev) {
+            row.aside.push(prev);
+        }
+    };
+    // One scan for both controls: `\r` ends a frame (unless it is part of `\r\n`),
+    // `\n` ends a line.
+    let n = input.len();
+    let mut seg = 0;
+    let mut first = true;
+    row.text = (0, 0);
+    let write = |row: &mut Row, first: bool, s: usize, e: usize| {
+        if e > s {
+            if !first && row.text.0 != row.text.1 {
+                row.pending = Some(row.text);
+            }
+            row.text = (s, e);
+            row.erased = false;
+        }
+    };
+    let mut end_line = |row: &mut Row, eol: Option<Eol>, lines: &mut Vec<Line>| {
+        let text_line = |(a, b): (usize, usize), eol: Eol| Line::text(a, b, eol, line_no);
+        match eol {
+            Some(eol) => {
+                lines.extend(row.aside.drain(..).map(|r| text_line(r, eol)));
+                if !(row.erased && row.text.0 == row.text.1) {
+                    lines.push(text_line(row.text, eol));
+                }
+            }
+            None => {
+                // The last line, without a newline: frames kept above it end in `\n`.
+                lines.extend(row.aside.drain(..).map(|r| text_line(r, Eol::Lf)));
+                if row.text.0 != row.text.1 {
+                    lines.push(text_line(row.text, Eol::None));
+                }
+            }
+        }
+        line_no = line_no.saturating_add(1);
+    };
+    for p in memchr::memchr2_iter(b'\r', b'\n', input) {
+        if input[p] == b'\r' {
+            if input.get(p + 1) == Some(&b'\n') {
+                continue;
+            }
+            write(&mut row, first, seg, p);
+            resolve(&mut row, &mut frames);
+            first = false;
+        } else {
+            let crlf = p > seg && input[p - 1] == b'\r';
+            let end = if crlf { p - 1 } else { p };
+            write(&mut row, first, seg, end);
+            resolve(&mut row, &mut frames);
+            end_line(
+                &mut row,
+                Some(if crlf { Eol::CrLf } else { Eol::Lf }),
+                &mut lines,
+            );
+            row.text = (p + 1, p + 1);
+            row.erased = false;
+            first = true;
+        }
+        seg = p + 1;
+    }
+    if seg < n || !first {
+        write(&mut row, first, seg, n);
+        resolve(&mut row, &mut frames);
+        end_line(&mut row, None, &mut lines);
+    }
+    if frames == 0 {
+        return None;
+    }
+    Some(Rendered {
+        doc: Doc {
+            buf: std::borrow::Cow::Borrowed(input),
+            lines,
+            markers: Vec::new(),
+            footer: Vec::new(),
+        },
+        frames_removed: frames,
+        escapes_removed: 0,
     })
 }
 
@@ -165,6 +308,9 @@ struct Term {
     out: Doc<'static>,
     /// Emptied row buffers, reused for new rows (no allocation per line).
     pool: Vec<Vec<u8>>,
+    /// An empty buffer a new frame is written into while the old one is pending (no
+    /// allocation per frame).
+    spare: Vec<u8>,
 }
 
 impl Term {
@@ -187,6 +333,7 @@ impl Term {
             dirty: false,
             out: Doc::owned(cap / 2),
             pool: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -265,7 +412,8 @@ impl Term {
             Some(0) if self.frame_origin && self.on_status.is_none() => {
                 let row_nonempty = !self.row().text.is_empty();
                 if row_nonempty && self.pending.is_none() {
-                    let prev = std::mem::take(&mut self.row().text);
+                    let spare = std::mem::take(&mut self.spare);
+                    let prev = std::mem::replace(&mut self.row().text, spare);
                     self.pending = Some(Pending { prev });
                 }
                 let row = self.row();
@@ -306,7 +454,9 @@ impl Term {
 
     /// Ends the current frame: keep it, or keep the older text on its own line.
     fn resolve(&mut self) {
-        let Some(p) = self.pending.take() else { return };
+        let Some(mut p) = self.pending.take() else {
+            return;
+        };
         let src = self.line_no;
         let row = self.row();
         if is_blank(&row.text) {
@@ -317,11 +467,15 @@ impl Term {
                     self.frames_removed += 1;
                 }
             } else {
-                row.text = p.prev;
+                std::mem::swap(&mut row.text, &mut p.prev);
             }
+            self.recycle(p.prev);
         } else if same_bar(&row.text, &p.prev) {
             self.frames_removed += 1;
-        } else if !is_blank(&p.prev) {
+            self.recycle(p.prev);
+        } else if is_blank(&p.prev) {
+            self.recycle(p.prev);
+        } else {
             let kept = Row {
                 text: p.prev,
                 eol: None,
@@ -333,6 +487,14 @@ impl Term {
             let at = self.cur - self.base;
             self.rows.insert(at, kept);
             self.cur += 1;
+        }
+    }
+
+    /// Keeps an emptied frame buffer for the next frame.
+    fn recycle(&mut self, mut buf: Vec<u8>) {
+        if buf.capacity() > self.spare.capacity() {
+            buf.clear();
+            self.spare = buf;
         }
     }
 
@@ -718,20 +880,36 @@ fn same_bar(new: &[u8], old: &[u8]) -> bool {
     a == b || (b.len() >= 4 && a.starts_with(b))
 }
 
+/// Bytes that end a stem: ASCII digits, the bar glyphs `# = > | [`, and 0xE2 (the
+/// lead byte of U+2500–259F, checked further in [`stem`]).
+const STEM_END: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = b'0';
+    while c <= b'9' {
+        t[c as usize] = true;
+        c += 1;
+    }
+    t[b'#' as usize] = true;
+    t[b'=' as usize] = true;
+    t[b'>' as usize] = true;
+    t[b'|' as usize] = true;
+    t[b'[' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
 /// The frame's stem: text before the first digit or bar glyph, trimmed.
 pub(crate) fn stem(b: &[u8]) -> &[u8] {
     let mut end = b.len();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if c.is_ascii_digit() || matches!(c, b'#' | b'=' | b'>' | b'|' | b'[') {
-            end = i;
-            break;
-        }
-        // U+2500–259F (box drawing and block elements) are E2 94 80 – E2 96 9F.
-        if c == 0xE2 && i + 1 < b.len() && (0x94..=0x96).contains(&b[i + 1]) {
-            end = i;
-            break;
+        if STEM_END[c as usize] {
+            // U+2500–259F (box drawing and block elements) are E2 94 80 – E2 96 9F.
+            if c != 0xE2 || (i + 1 < b.len() && (0x94..=0x96).contains(&b[i + 1])) {
+                end = i;
+                break;
+            }
         }
         i += 1;
     }
@@ -762,6 +940,97 @@ mod tests {
             ),
             None => (String::from_utf8_lossy(input).into_owned(), 0),
         }
+    }
+
+    /// The plain-frame path gives exactly the emulator's output.
+    #[test]
+    fn plain_frames_agree_with_the_emulator() {
+        let mut rendered = 0;
+        let mut check = |input: &[u8]| {
+            let fast = render_frames(input, 7);
+            let slow = render_term(input, 7);
+            match (fast, slow) {
+                (None, None) => {}
+                (Some(f), Some(s)) => {
+                    rendered += 1;
+                    assert_eq!(f.frames_removed, s.frames_removed, "{input:?}");
+                    assert_eq!(f.doc.render(None), s.doc.render(None), "{input:?}");
+                    let src = |d: &Doc<'_>| -> Vec<(u32, u32, Eol)> {
+                        d.lines
+                            .iter()
+                            .map(|l| (l.src_first, l.src_last, l.eol))
+                            .collect()
+                    };
+                    assert_eq!(src(&f.doc), src(&s.doc), "{input:?}");
+                }
+                (f, s) => panic!(
+                    "{input:?}: plain {:?} vs emulator {:?}",
+                    f.map(|r| r.frames_removed),
+                    s.map(|r| r.frames_removed)
+                ),
+            }
+        };
+        let alphabet: [&[u8]; 12] = [
+            b"a",
+            b"b",
+            b" ",
+            b"1",
+            b"5%",
+            b"\r",
+            b"\r",
+            b"\n",
+            b"\r\n",
+            "é".as_bytes(),
+            "日".as_bytes(),
+            b"get ",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 24) as usize;
+            let mut input = Vec::new();
+            for _ in 0..len {
+                input.extend_from_slice(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            check(&input);
+        }
+        for case in [
+            &b"a 1%\ra 2%"[..],
+            b"10%\r20%\r30%",
+            b"abc\r   \r\n",
+            b"abc\r  \r\n",
+            b"abc\r   \rX\n",
+            b"\r\r\n",
+            b"x\r\r\r",
+            b"Downloading 10%\rERROR: disk full\rDownloading 20%\n",
+        ] {
+            check(case);
+        }
+        // Most random cases have frames to remove: the comparison is not vacuous.
+        // And every capture of the corpus, with its escapes and backspaces removed.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus");
+        let mut captures = 0;
+        for e in std::fs::read_dir(&dir).expect("fixtures/corpus") {
+            let path = e.expect("dir entry").path();
+            if path.extension().is_some_and(|x| x == "txt") {
+                let raw = std::fs::read(&path).expect("capture");
+                let plain: Vec<u8> = crate::rules::ansi_strip::strip(&raw)
+                    .iter()
+                    .copied()
+                    .filter(|&b| b != 0x08)
+                    .collect();
+                check(&plain);
+                captures += 1;
+            }
+        }
+        assert_eq!(captures, 26);
+        assert!(rendered > 1_000, "{rendered}");
     }
 
     #[test]

@@ -30,6 +30,14 @@ enum Kind {
 }
 
 fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
+    // Most lines start with a visible character: only a Go function line (followed
+    // by its tab-indented file line) can then be a frame.
+    if t.first()
+        .is_some_and(|c| !c.is_ascii_whitespace() && *c != b'[')
+        && next.is_none_or(|n| n.first() != Some(&b'\t'))
+    {
+        return Kind::Other;
+    }
     let trimmed_start = t
         .iter()
         .position(|c| !c.is_ascii_whitespace())
