@@ -97,15 +97,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         "--tool-calls must be below --calls"
     );
     anyhow::ensure!(args.batch >= 1, "--batch must be at least 1");
-    let session = Session::build(args.calls, args.tool_calls, args.seed, args.host_cap)
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let sessions = Sessions::build(&args).map_err(|e| anyhow::anyhow!(e))?;
     let strategies = strategies(&args);
     let mut tokens = TokenCounter::default();
     let results: Vec<StrategyRun> = strategies
         .iter()
-        .map(|s| measure(&session, s, &mut tokens))
+        .map(|s| measure(&sessions, s, &mut tokens))
         .collect();
-    let report = Report::new(&args, &session, results);
+    let report = Report::new(&args, &sessions.raw, results);
     let text = if args.json {
         serde_json::to_string_pretty(&report)?
     } else {
@@ -335,6 +334,75 @@ impl Session {
     }
 }
 
+/// The session as the host sends it, and as it is when every tool result went through
+/// snip when it arrived.
+pub(crate) struct Sessions {
+    raw: Session,
+    compressed: Session,
+}
+
+impl Sessions {
+    pub(crate) fn build(args: &Args) -> Result<Sessions, String> {
+        let raw = Session::build(args.calls, args.tool_calls, args.seed, args.host_cap)?;
+        let compressed = raw.with_results_compressed();
+        Ok(Sessions { raw, compressed })
+    }
+}
+
+/// Keeps nothing, answers with [`bench_id`] (the figures must not depend on a store).
+struct BenchRetain;
+
+impl snip_core::Retain for BenchRetain {
+    fn retain(&mut self, original: &[u8]) -> snip_core::Retention {
+        match bench_id(original) {
+            Some(id) => snip_core::Retention::Retained { id },
+            None => snip_core::Retention::Failed {
+                reason: "no id".into(),
+            },
+        }
+    }
+}
+
+impl Session {
+    /// The same session with every tool result compressed by the core with the default
+    /// configuration when it arrived: a terminal envelope's `output` field, a file
+    /// window's text (JSON stays JSON: only the field's text changes).
+    fn with_results_compressed(&self) -> Session {
+        let config = snip_core::Config::default();
+        let squeeze = |text: &str| -> String {
+            let o = snip_core::compress(text.as_bytes(), &config, &mut BenchRetain);
+            String::from_utf8_lossy(&o.output).into_owned()
+        };
+        let messages = self
+            .messages
+            .iter()
+            .map(|m| {
+                if m["role"] != "tool" {
+                    return m.clone();
+                }
+                let content = m["content"].as_str().unwrap_or_default();
+                let new = match serde_json::from_str::<Value>(content) {
+                    Ok(mut envelope) if envelope["output"].is_string() => {
+                        let out = squeeze(envelope["output"].as_str().unwrap_or_default());
+                        envelope["output"] = Value::String(out);
+                        envelope.to_string()
+                    }
+                    _ => squeeze(content),
+                };
+                let mut m = m.clone();
+                m["content"] = Value::String(new);
+                m
+            })
+            .collect();
+        Session {
+            head: self.head.clone(),
+            messages,
+            lens: self.lens.clone(),
+            tools: self.tools,
+        }
+    }
+}
+
 /// A host's cap on one result: the first 40% and last 60% of `cap` bytes, cut at line
 /// boundaries, with one line saying how much was cut.
 fn host_capped(text: &str, cap: usize) -> String {
@@ -373,6 +441,7 @@ fn strategies(args: &Args) -> Vec<Strategy> {
         batch,
         keep_last,
         label,
+        per_result: false,
     };
     let k = args.keep_last;
     let mut v = vec![
@@ -383,6 +452,15 @@ fn strategies(args: &Args) -> Vec<Strategy> {
             k,
             format!("snip, keep {k}, batch {}", args.batch),
         ),
+        Strategy::Snip {
+            batch: args.batch,
+            keep_last: k,
+            label: format!(
+                "snip + per-result compression, keep {k}, batch {}",
+                args.batch
+            ),
+            per_result: true,
+        },
     ];
     if args.sweep {
         for b in [1, 2, 5, 10, 15, 20, 30] {
@@ -408,6 +486,10 @@ enum Strategy {
         batch: usize,
         keep_last: usize,
         label: String,
+        /// Every tool result was also compressed when it arrived, as snip's host
+        /// surfaces do (the Hermes plugin's `transform_terminal_output`, the Claude
+        /// Code hook): the session's history holds the compressed results.
+        per_result: bool,
     },
 }
 
@@ -497,7 +579,13 @@ fn pieces(request: &Value) -> Vec<Vec<u8>> {
     out
 }
 
-fn measure(session: &Session, strategy: &Strategy, tokens: &mut TokenCounter) -> StrategyRun {
+fn measure(sessions: &Sessions, strategy: &Strategy, tokens: &mut TokenCounter) -> StrategyRun {
+    let session = match strategy {
+        Strategy::Snip {
+            per_result: true, ..
+        } => &sessions.compressed,
+        _ => &sessions.raw,
+    };
     let mut prev: Option<Vec<u8>> = None;
     let mut calls = Vec::with_capacity(session.lens.len());
     let mut pass_ms = 0.0;
@@ -710,7 +798,7 @@ impl Report {
                 "\nper call: request size and the prefix shared with the previous call's \
                  request (bytes / tokens)\n\n",
             );
-            let runs: Vec<&StrategyRun> = self.runs.iter().take(3).collect();
+            let runs: Vec<&StrategyRun> = self.runs.iter().take(4).collect();
             let mut head = vec!["call".to_string()];
             for r in &runs {
                 head.push(format!("{}: tokens", r.strategy));
@@ -876,17 +964,25 @@ mod tests {
                 keep_last,
                 ..Args::default()
             };
-            let session =
-                Session::build(args.calls, args.tool_calls, args.seed, args.host_cap).unwrap();
+            let sessions = Sessions::build(&args).unwrap();
             let runs: Vec<StrategyRun> = strategies(&args)
                 .iter()
-                .map(|s| measure(&session, s, &mut tokens))
+                .map(|s| measure(&sessions, s, &mut tokens))
                 .collect();
-            let report = Report::new(&args, &session, runs);
+            let report = Report::new(&args, &sessions.raw, runs);
             println!("{}", report.render(false, false));
-            let [none, one, snip] = &report.totals[..] else {
+            let [none, one, snip, full] = &report.totals[..] else {
                 unreachable!()
             };
+            // With each result compressed on arrival as well, at least half the input
+            // tokens go, at any keep_last.
+            assert!(
+                full.tokens * 2 <= none.tokens,
+                "{} vs {}",
+                full.tokens,
+                none.tokens
+            );
+            assert!(full.cost_usd < snip.cost_usd);
             assert!(snip.cost_usd < one.cost_usd);
             assert!(snip.cost_usd < none.cost_usd);
             assert!(snip.prefix_breaks < one.prefix_breaks);
