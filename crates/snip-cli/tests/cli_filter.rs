@@ -179,3 +179,52 @@ fn long_input_streams_with_the_error_kept() {
     assert!(text.contains("FATAL: out of disk space on /var"));
     assert!(text.contains("original not retained"));
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_status_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let home = dir.path().join("home");
+    // Something to print: a retained original (its receipt is far over a pipe buffer).
+    let input: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("request {i} served\n").into_bytes())
+        .collect();
+    let o = pipe(snip(&store), &input);
+    assert!(o.status.success());
+    let commands: &[&[&str]] = &[
+        &["stats"],
+        &["stats", "--json"],
+        &["gc"],
+        &["gc", "--json"],
+        &["config"],
+        &["config", "--json"],
+        &["uninstall", "claude-code"],
+        &["demo"],
+        &["--format", "json"],
+    ];
+    for args in commands {
+        // The read end is closed before the command starts: its first write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = snip(&store);
+        cmd.args(*args)
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", &home)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .stdin(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        drop(cmd);
+        let mut stdin = child.stdin.take().unwrap();
+        let data = input.clone();
+        let w = std::thread::spawn(move || {
+            let _ = stdin.write_all(&data);
+        });
+        let o = child.wait_with_output().unwrap();
+        w.join().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}

@@ -17,7 +17,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let store = match snip_store::open_from_env() {
         StoreHandle::Open(s) => s,
         StoreHandle::Disabled => {
-            println!("snip gc: the store is off (SNIP_STORE=0); nothing to collect");
+            crate::common::print("snip gc: the store is off (SNIP_STORE=0); nothing to collect\n")?;
             return Ok(ExitCode::SUCCESS);
         }
         StoreHandle::Unavailable(why) => bail!("gc: {why}"),
@@ -26,18 +26,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         let mut v = serde_json::to_value(&r)?;
         v["store"] = store.dir().display().to_string().into();
-        println!("{v}");
+        crate::common::print(format!("{v}\n"))?;
     } else {
         let t = super::stats::thousands;
-        println!(
-            "snip gc: removed {} expired and {} over-cap originals, {} stale temp files; {} originals ({} bytes) left in {}",
+        crate::common::print(format!(
+            "snip gc: removed {} expired and {} over-cap originals, {} stale temp files; {} originals ({} bytes) left in {}\n",
             t(r.expired),
             t(r.evicted),
             t(r.stale_temp_files),
             t(r.entries),
             t(r.bytes),
             store.dir().display()
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

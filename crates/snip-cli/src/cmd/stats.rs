@@ -30,7 +30,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let store = match snip_store::open_from_env() {
         StoreHandle::Open(s) => s,
         StoreHandle::Disabled => {
-            println!("snip stats: the store is off (SNIP_STORE=0), so no ledger is kept");
+            crate::common::print(
+                "snip stats: the store is off (SNIP_STORE=0), so no ledger is kept\n",
+            )?;
             return Ok(ExitCode::SUCCESS);
         }
         StoreHandle::Unavailable(why) => bail!("stats: {why}"),
@@ -39,16 +41,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         let mut v = serde_json::to_value(&stats)?;
         v["store"] = store.dir().display().to_string().into();
-        println!("{v}");
+        crate::common::print(format!("{v}\n"))?;
     } else {
-        print!(
-            "{}",
-            render(
-                &stats,
-                &store.dir().display().to_string(),
-                args.since.as_deref()
-            )
-        );
+        crate::common::print(render(
+            &stats,
+            &store.dir().display().to_string(),
+            args.since.as_deref(),
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
