@@ -174,6 +174,14 @@ fn restore_modes_and_a_pasted_marker_call() {
         String::from_utf8_lossy(&o.stdout),
         "2024-05-01 request 3 served in 3 ms\n2024-05-01 request 4 served in 3 ms\n"
     );
+    // The same call as it reads inside a JSON string (a marker in a JSON tool result).
+    let escaped = format!("snip_restore(id=\\\"{id}\\\", mode=\\\"lines\\\", start=3, end=4)");
+    let o = env.run(&["restore", &escaped, "--raw"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "2024-05-01 request 3 served in 3 ms\n2024-05-01 request 4 served in 3 ms\n"
+    );
     // --raw with more to come says how to continue, on stderr.
     let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
     assert_eq!(o.stdout.len(), 100);
