@@ -2,11 +2,31 @@
 
 use anyhow::Result;
 use snip_core::Config;
+use snip_store::{StoreHandle, StoreOptions};
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 /// The core configuration from `SNIP_*` environment variables (read on every call).
 pub fn core_config() -> Result<Config> {
     Config::from_lookup(|k| std::env::var(k).ok()).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The store for a command that only reads it (`stats`, `restore`, `gc`): `Err(dir)`
+/// when the store is on but its directory does not exist (yet). There is nothing to
+/// read then, and nothing is created (opening a store creates its directory, its key
+/// and `objects/`). Otherwise the store as every surface opens it.
+pub fn existing_store() -> std::result::Result<StoreHandle, PathBuf> {
+    match StoreOptions::from_lookup(|k| std::env::var(k).ok()) {
+        Ok(o) if o.enabled && is_missing(&o.dir) => Err(o.dir),
+        Ok(o) => Ok(StoreHandle::open(&o)),
+        Err(e) => Ok(StoreHandle::Unavailable(e.to_string())),
+    }
+}
+
+/// True when nothing is at `path` (a dangling symlink is something: opening the
+/// store then says why it is refused).
+fn is_missing(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// Writes `text` to stdout and flushes it. Subcommands print through this (never

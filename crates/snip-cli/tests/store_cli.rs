@@ -370,3 +370,35 @@ fn gc_removes_expired_originals() {
         snip_store::RestoreStatus::Ok
     );
 }
+
+#[test]
+fn read_only_commands_do_not_create_the_store() {
+    let env = Env::new();
+    let unknown = "sn_0123456789abcdef01234567";
+    let o = env.run(&["stats", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!(
+        (v["rewrites"].as_u64(), v["store"].as_str()),
+        (Some(0), env.dir.to_str())
+    );
+    let o = env.run(&["stats"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no rewrites recorded"));
+    let o = env.run(&["restore", unknown]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json(&o)["status"], "not_found");
+    assert!(one_line_stderr(&o).contains("no store at"));
+    let o = env.run(&["restore", "../x"]);
+    assert_eq!(
+        (o.status.code(), json(&o)["status"].as_str()),
+        (Some(2), Some("invalid"))
+    );
+    let o = env.run(&["gc", "--json"]);
+    assert!(o.status.success());
+    assert_eq!(json(&o)["entries"], 0);
+    assert!(env.run(&["gc"]).status.success());
+    assert!(env.run(&["config"]).status.success());
+    assert!(!env.dir.exists(), "a read-only command created the store");
+    // The parent is left alone too.
+    assert_eq!(std::fs::read_dir(env._tmp.path()).unwrap().count(), 0);
+}

@@ -382,6 +382,24 @@ impl RestoreResponse {
         }
     }
 
+    /// The answer when the store directory does not exist (yet), for a caller that
+    /// only reads and so does not create it: `invalid` for a malformed id, else
+    /// `not_found`.
+    pub fn no_store(req: &RestoreRequest, dir: &std::path::Path) -> Self {
+        match id::validate_id(&req.id) {
+            Err(e) => RestoreResponse::failure(req, RestoreStatus::Invalid, e),
+            Ok(()) => RestoreResponse::failure(
+                req,
+                RestoreStatus::NotFound,
+                format!(
+                    "{} is not in this store: there is no store at {} (nothing kept there yet, or SNIP_STORE_DIR points elsewhere); re-run the command to see its output again",
+                    req.id,
+                    dir.display()
+                ),
+            ),
+        }
+    }
+
     /// The exact bytes of `content` (decoding `content_base64` when lossy); `None`
     /// without content.
     pub fn content_bytes(&self) -> Option<Vec<u8>> {

@@ -54,8 +54,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let store = snip_store::open_from_env();
-    let resp = store.restore(&req);
+    let resp = match crate::common::existing_store() {
+        Ok(store) => store.restore(&req),
+        Err(dir) => RestoreResponse::no_store(&req, &dir),
+    };
     let mut out = std::io::stdout().lock();
     if args.raw {
         if let Some(bytes) = resp.content_bytes() {
