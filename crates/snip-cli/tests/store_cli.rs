@@ -402,3 +402,34 @@ fn read_only_commands_do_not_create_the_store() {
     // The parent is left alone too.
     assert_eq!(std::fs::read_dir(env._tmp.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_symlinked_store_is_refused_however_the_path_is_spelled() {
+    let env = Env::new();
+    let real = env._tmp.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = env._tmp.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let link = link.to_str().unwrap();
+    for dir in [link.to_string(), format!("{link}/"), format!("{link}/.")] {
+        let o = env.run_with(&[], &["stats"], &[("SNIP_STORE_DIR", &dir)], b"");
+        assert_eq!(o.status.code(), Some(2), "{dir}");
+        assert!(one_line_stderr(&o).contains("it is a symlink"), "{dir}");
+        let o = env.run_with(
+            &[],
+            &["filter"],
+            &[("SNIP_STORE_DIR", &dir)],
+            &distinct_log(),
+        );
+        assert!(o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("it is a symlink"),
+            "{dir}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&real).unwrap().count(),
+        0,
+        "written through the link"
+    );
+}

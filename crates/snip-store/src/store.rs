@@ -92,22 +92,35 @@ pub(crate) enum Lookup {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store in `opts.dir`.
+    /// Opens (creating if needed) the store in `opts.dir`, taken without trailing
+    /// slashes and `.` components.
     ///
     /// # Errors
     /// [`StoreError::Disabled`] when `opts.enabled` is false; [`StoreError::Refused`]
-    /// when the directory (or `objects/`, or the key file) is a symlink, not a
-    /// directory, or owned by another user; [`StoreError::Io`] when it cannot be
+    /// when the path is relative or has a `..` component, or the directory (or
+    /// `objects/`, or the key file) is a symlink, not a directory, or owned by another
+    /// user; [`StoreError::Io`] when it cannot be
     /// created or read.
     pub fn open(opts: &StoreOptions) -> Result<Store, StoreError> {
         if !opts.enabled {
             return Err(StoreError::Disabled);
         }
-        let dir = opts.dir.clone();
+        // Checked by its last component: `link/` or `link/.` would otherwise name the
+        // directory a symlink points to, which the symlink check cannot see.
+        let dir = fsutil::normalize(&opts.dir);
         if !dir.is_absolute() {
             return Err(StoreError::Refused {
                 path: dir,
                 reason: "it is not an absolute path".into(),
+            });
+        }
+        if dir
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            return Err(StoreError::Refused {
+                path: dir,
+                reason: "it contains a '..' component (give the directory it leads to)".into(),
             });
         }
         fsutil::ensure_private_dir(&dir)?;
@@ -115,7 +128,10 @@ impl Store {
         fsutil::ensure_private_dir(&objects)?;
         let key = Key::load_or_create(&dir)?;
         Ok(Store {
-            opts: opts.clone(),
+            opts: StoreOptions {
+                dir: dir.clone(),
+                ..opts.clone()
+            },
             dir,
             objects,
             key,

@@ -64,6 +64,18 @@ fn a_symlinked_store_directory_is_refused() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let err = Store::open(&StoreOptions::in_dir(&link)).unwrap_err();
     assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+    // Spelled with a trailing slash or a `.`, the path names the link's target: still
+    // refused. A `..` could lead anywhere: refused.
+    let spelled = link.to_str().unwrap();
+    for p in [
+        format!("{spelled}/"),
+        format!("{spelled}//"),
+        format!("{spelled}/."),
+        format!("{spelled}/../link"),
+    ] {
+        let e = Store::open(&StoreOptions::in_dir(&p)).unwrap_err();
+        assert!(matches!(e, StoreError::Refused { .. }), "{p}: {e}");
+    }
     let msg = err.to_string();
     assert!(
         msg.contains("symlink") && msg.contains("SNIP_STORE_DIR") && !msg.contains('\n'),
