@@ -433,3 +433,31 @@ fn a_symlinked_store_is_refused_however_the_path_is_spelled() {
         "written through the link"
     );
 }
+
+#[test]
+fn a_damaged_original_of_the_same_size_is_not_served() {
+    let env = Env::new();
+    let original = b"first line\nsecond line\nthird line\n".to_vec();
+    let id = env.store().put(&original).unwrap();
+    // One byte changed in place: same size, so only the sha256 can tell.
+    let path = env.dir.join("objects").join(&id);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = snip_store::HEADER_LEN + 12;
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let o = env.run(&["restore", &id, "--bytes", "0:20", "--raw"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        o.stdout.is_empty(),
+        "served: {:?}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let e = one_line_stderr(&o);
+    assert!(e.contains("error") && e.contains("sha256"), "{e}");
+    let v = json(&env.run(&["restore", &id, "--lines", "1:2"]));
+    assert_eq!(v["status"], "not_found", "the damaged entry was removed");
+    // Storing it again (re-running the command) gives it back.
+    assert_eq!(env.store().put(&original).unwrap(), id);
+    let o = env.run(&["restore", &id, "--full", "--raw"]);
+    assert_eq!(o.stdout, original);
+}

@@ -5,7 +5,7 @@
 //! and `search` line numbers are 1-based and inclusive. Both index the *scope*: the
 //! whole original, or with `field`, the decoded value of one JSON string field.
 
-use crate::entry::Entry;
+use crate::entry::{Damaged, Entry};
 use crate::id::{self, hex};
 use crate::options::{RECOVERY_HARD_MAX_BYTES, RECOVERY_MIN_BYTES};
 use crate::store::{Lookup, Store};
@@ -25,6 +25,12 @@ pub const MAX_CONTEXT: usize = 20;
 pub const MAX_QUERY_BYTES: usize = 1024;
 /// Lines longer than this are shown as a window in search results, in bytes.
 pub const SEARCH_LINE_WINDOW: usize = 512;
+/// Originals up to this size (bytes) are checked against their SHA-256 on every
+/// restore, `bytes` pages included: the page then reads the whole original (about
+/// 1 ms at this size). Larger originals are checked whenever a restore reads them
+/// whole anyway (`lines`, `search`, `full`, `field`, or a `bytes` page from 0 to the
+/// end); a `bytes` page of one reads only its window and is not checked.
+pub const VERIFY_ALWAYS_MAX_BYTES: u64 = 1024 * 1024;
 
 /// How to slice the original.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -495,22 +501,34 @@ impl Store {
             base,
         };
         let scope = match &req.field {
-            None => Scope::Whole,
-            Some(p) => match ctx.entry.read_all() {
-                Err(e) => {
-                    return ctx.fail(
-                        RestoreStatus::Error,
-                        format!("cannot read the original: {e}"),
-                    )
-                }
+            None => Ok(Scope::Whole),
+            Some(p) => match ctx.entry.read_all_verified() {
                 Ok(all) => match resolve_field(&all, p) {
-                    Ok(bytes) => Scope::Field(bytes),
+                    Ok(bytes) => Ok(Scope::Field(bytes)),
                     Err(msg) => return ctx.fail(RestoreStatus::Invalid, msg),
                 },
+                Err(e) => Err(e),
             },
         };
-        match ctx.run(scope) {
+        match scope.and_then(|scope| ctx.run(scope)) {
             Ok(r) => r,
+            Err(e) if Damaged::is(&e) => {
+                // Never served. Removed, so that storing the original again (re-running
+                // the command) writes it afresh instead of refreshing the damaged file.
+                let what = if self.discard_damaged(&req.id, &entry) {
+                    "it was removed from the store; re-run the command to see its output again"
+                        .to_string()
+                } else {
+                    format!(
+                        "remove {} and re-run the command to see its output again",
+                        self.dir().join("objects").join(&req.id).display()
+                    )
+                };
+                ctx.fail(
+                    RestoreStatus::Error,
+                    format!("the original is damaged: {e}; {what}"),
+                )
+            }
             Err(e) => ctx.fail(
                 RestoreStatus::Error,
                 format!("cannot read the original: {e}"),
@@ -536,8 +554,18 @@ impl Ctx<'_> {
                 b.len() as u64
             }
         };
+        let len = self.entry.len;
         let read = |a: u64, b: u64| -> std::io::Result<Vec<u8>> {
             match &scope {
+                // Read whole (and so checked against its SHA-256): every read of a small
+                // original, and any read of all of a large one.
+                Scope::Whole if len <= VERIFY_ALWAYS_MAX_BYTES || (a == 0 && b >= len) => {
+                    let mut all = self.entry.read_all_verified()?;
+                    let b = b.min(len) as usize;
+                    all.truncate(b);
+                    all.drain(..(a as usize).min(b));
+                    Ok(all)
+                }
                 Scope::Whole => self.entry.read_range(a, b),
                 Scope::Field(v) => {
                     let b = (b.min(v.len() as u64)) as usize;

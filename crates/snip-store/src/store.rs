@@ -274,6 +274,29 @@ impl Store {
             .ctx("read", &path)
     }
 
+    /// Removes the entry file of `id` if it is still the file `entry` was read from
+    /// (not a fresh copy renamed into place since), found damaged by a restore, and
+    /// updates the usage counters. Best effort: says whether the file was removed.
+    pub(crate) fn discard_damaged(&self, id: &str, entry: &Entry) -> bool {
+        let path = self.objects.join(id);
+        let Ok(lock) = self.lock() else { return false };
+        let Ok(md) = fs::symlink_metadata(&path) else {
+            return false;
+        };
+        if !entry.is_file(&md) || fs::remove_file(&path).is_err() {
+            return false;
+        }
+        if let Some(u) = read_usage(&lock) {
+            let left = Usage {
+                entries: u.entries.saturating_sub(1),
+                bytes: u.bytes.saturating_sub(md.len()),
+                ..u
+            };
+            write_usage(&lock, &left);
+        }
+        true
+    }
+
     /// True when `id` is valid, present and within its TTL.
     pub fn contains(&self, id: &str) -> bool {
         id::is_valid_id(id) && matches!(self.lookup(id), Ok(Lookup::Live(_)))
