@@ -228,3 +228,37 @@ fn a_closed_stdout_ends_quietly_with_status_0() {
         assert!(err.is_empty(), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn format_is_the_filters_flag_and_run_rejects_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Before `run` it would be ignored (text printed): refused, the command not run.
+    let o = snip(dir.path())
+        .args(["--format", "json", "run", "--", "sh", "-c", "echo ran"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--format") && err.contains("snip run"),
+        "{err}"
+    );
+    let o = snip(dir.path())
+        .args(["--format", "json", "stats"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    // Before `filter` it is the filter's.
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json", "filter"]);
+    let o = pipe(cmd, b"hello\n");
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["output"], "hello\n");
+}
