@@ -111,6 +111,17 @@ fn run_keeps_exit_status_signals_and_reports_missing_commands() {
     assert_eq!(o.status.code(), Some(127));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
+    // Found but not executable (a file without the x bit, a directory): 126, as in
+    // a shell.
+    let script = dir.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").unwrap();
+    for path in [&script, &dir.path().to_path_buf()] {
+        let o = st(&["run", "--", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(126), "{path:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("cannot be executed"), "{err}");
+    }
     // A command that draws progress: compressed, and its status kept.
     let o = st(&[
         "run",
