@@ -401,10 +401,20 @@ fn pre_tool_use_wraps_bash_without_approving_it() {
     assert!(h.get("permissionDecision").is_none());
     let cmd = h["updatedInput"]["command"].as_str().unwrap();
     assert!(cmd.contains(" run -- bash -c 'cargo test 2>&1'"), "{cmd}");
+    // `&&` and redirections are not background jobs.
+    let r = reply(
+        &store,
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "make &> build.log && echo built"}}),
+    );
+    assert!(r["hookSpecificOutput"]["updatedInput"]["command"].is_string());
     assert_eq!(h["updatedInput"]["description"], "tests");
     for skipped in [
         json!({"command": "cd src"}),
         json!({"command": "sleep 100", "run_in_background": true}),
+        // A background job would keep `snip run`'s pipe open: snip run would wait.
+        json!({"command": "sleep 100 &"}),
+        json!({"command": "npm run dev > dev.log 2>&1 & sleep 1; curl -s localhost:3000"}),
     ] {
         let p = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_input": skipped});

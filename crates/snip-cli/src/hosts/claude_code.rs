@@ -235,6 +235,7 @@ pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value
     if command.trim().is_empty()
         || input.get("run_in_background").and_then(Value::as_bool) == Some(true)
         || changes_shell_state(command)
+        || starts_background_job(command)
     {
         return None;
     }
@@ -282,6 +283,44 @@ pub fn changes_shell_state(command: &str) -> bool {
     })
 }
 
+/// True when `command` starts a background job: a `&` control operator outside
+/// quotes (`server &`, `a & b`; not `&&`, `>&`, `2>&1`, `&>`, `|&`, `;&`), or a
+/// `coproc`. Wrapped in `snip run`, such a job would keep the output pipe open and
+/// `snip run` would wait for it to end. Conservative: a `&` in a comment or a here
+/// document also counts, which only means "not wrapped".
+pub fn starts_background_job(command: &str) -> bool {
+    let b = command.as_bytes();
+    let (mut i, mut prev) = (0, b' ');
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1, // the next byte is literal
+            b'\'' => {
+                // Single quotes: nothing is special up to the closing quote.
+                i += b[i + 1..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(b.len(), |n| n + 1);
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'&' if b.get(i + 1) == Some(&b'&') => i += 1, // `&&`
+            b'&' if matches!(prev, b'>' | b'<' | b'|' | b';') || b.get(i + 1) == Some(&b'>') => {}
+            b'&' => return true,
+            _ => {}
+        }
+        prev = b.get(i).copied().unwrap_or(b' ');
+        i += 1;
+    }
+    let separators = |c: char| matches!(c, ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}');
+    command
+        .split(separators)
+        .any(|segment| segment.split_whitespace().next() == Some("coproc"))
+}
+
 fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
@@ -322,6 +361,36 @@ mod tests {
         }
         for c in ["ls -la", "cargo test 2>&1 | tail", "A=1 make", "echo cd"] {
             assert!(!changes_shell_state(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn background_jobs_are_seen() {
+        for c in [
+            "sleep 100 &",
+            "npm run dev & sleep 2; curl localhost:3000",
+            "(server &)",
+            "a && b &",
+            "python -m http.server 8000 &\n",
+            "coproc cat",
+            "echo x; coproc { cat; }",
+        ] {
+            assert!(starts_background_job(c), "{c}");
+        }
+        for c in [
+            "cargo test 2>&1",
+            "make && make install",
+            "cmd >& out.log",
+            "cmd &> out.log",
+            "cmd |& tee log",
+            "cmd <&3",
+            "echo 'a & b'",
+            "echo \"a & b\" \\& c",
+            "echo \"it's \\\" & \"",
+            "case x in a) echo;& esac",
+            "echo coproc",
+        ] {
+            assert!(!starts_background_job(c), "{c}");
         }
     }
 
