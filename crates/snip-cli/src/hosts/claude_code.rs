@@ -8,7 +8,7 @@
 //!
 //! | tool | fields replaced |
 //! |---|---|
-//! | `Bash`, `PowerShell` | `stdout`, `stderr` (other keys kept) |
+//! | `Bash`, `PowerShell` | `stdout`, `stderr`, within one budget together (other keys kept) |
 //! | `Read` (`type: "text"`) | `file.content` |
 //! | `Grep` | `content`, and `filenames` when long |
 //! | `Glob` | `filenames` when long |
@@ -76,27 +76,54 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
 /// output to a file (`persistedOutputPath`), `stdout` holds only a preview: the file is
 /// read back, compressed, and the persisted keys are dropped so the model sees the
 /// compressed whole instead of a 2 KB preview.
+///
+/// The model reads `stdout` and `stderr` together, so they share one budget
+/// (`SNIP_MAX_BYTES`): the shorter stream may use up to half of it, the longer one
+/// what the shorter one left (at least half). A stream that fits is left as it is.
 fn shell_output(response: &Value, source: &str) -> Option<Value> {
     let mut obj = response.as_object()?.clone();
+    let persisted = response.get("persistedOutputPath").and_then(Value::as_str);
+    let stdout = match persisted {
+        Some(path) => Some(read_persisted(path)?),
+        None => obj.get("stdout").and_then(Value::as_str).map(str::to_owned),
+    };
+    let stderr = obj.get("stderr").and_then(Value::as_str).map(str::to_owned);
+    let budget = crate::common::core_config().ok()?.max_bytes;
+    let len = |t: &Option<String>| t.as_deref().map_or(0, str::len);
+    let stdout_first = len(&stdout) <= len(&stderr);
+    let (first, second) = if stdout_first {
+        (&stdout, &stderr)
+    } else {
+        (&stderr, &stdout)
+    };
+    let first_out = first
+        .as_deref()
+        .and_then(|t| engine::compress_str_within(t, source, budget / 2));
+    let first_len = first_out.as_ref().map_or(len(first), String::len);
+    let second_budget = budget.saturating_sub(first_len).max(budget / 2);
+    let second_out = second
+        .as_deref()
+        .and_then(|t| engine::compress_str_within(t, source, second_budget));
+    let (new_stdout, new_stderr) = if stdout_first {
+        (first_out, second_out)
+    } else {
+        (second_out, first_out)
+    };
     let mut changed = false;
-    if let Some(path) = obj.get("persistedOutputPath").and_then(Value::as_str) {
-        let full = read_persisted(path)?;
-        let compressed = engine::compress_str(&full, source)?;
-        obj.insert("stdout".into(), Value::String(compressed));
+    if let Some(c) = new_stdout {
+        obj.insert("stdout".into(), Value::String(c));
+        changed = true;
+    } else if persisted.is_some() {
+        // Nothing shrank: Claude Code's preview stays.
+        return None;
+    }
+    if persisted.is_some() {
         obj.remove("persistedOutputPath");
         obj.remove("persistedOutputSize");
-        changed = true;
-    } else if let Some(stdout) = obj.get("stdout").and_then(Value::as_str) {
-        if let Some(c) = engine::compress_str(stdout, source) {
-            obj.insert("stdout".into(), Value::String(c));
-            changed = true;
-        }
     }
-    if let Some(stderr) = obj.get("stderr").and_then(Value::as_str) {
-        if let Some(c) = engine::compress_str(stderr, source) {
-            obj.insert("stderr".into(), Value::String(c));
-            changed = true;
-        }
+    if let Some(c) = new_stderr {
+        obj.insert("stderr".into(), Value::String(c));
+        changed = true;
     }
     // The schema requires these three; a payload without them is not a Bash result.
     let well_formed = obj.get("stdout").is_some_and(Value::is_string)
