@@ -87,6 +87,37 @@ fn receipt_has_the_documented_fields() {
     assert_eq!(v["rules"][0]["id"], "terminal-render");
     assert!(v["rules"][0]["frames_removed"].as_u64().unwrap() > 300);
     assert!(v["id"].as_str().unwrap().starts_with("sn_"));
+    assert_eq!(v["output_encoding"], "utf-8");
+    assert!(v.get("output_base64").is_none());
+}
+
+#[test]
+fn receipt_says_when_output_is_not_exact_text_and_carries_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Small: returned as is, and `é` in Latin-1 is not UTF-8.
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&pipe(cmd, b"caf\xe9\n").stdout).unwrap();
+    assert_eq!(v["output"], "caf\u{fffd}\n");
+    assert_eq!(v["output_encoding"], "utf-8-lossy");
+    assert_eq!(v["output_base64"], "Y2Fm6Qo=");
+    assert_eq!(v["output_bytes"], 5);
+    // Long and compressed: the base64 is exactly what text output prints.
+    let input: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("r_sum_ {i} sent\n").into_bytes())
+        .map(|b| if b == b'_' { 0xe9 } else { b })
+        .collect();
+    let text = pipe(snip(dir.path()), &input).stdout;
+    assert!(text.len() < input.len() && std::str::from_utf8(&text).is_err());
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&pipe(cmd, &input).stdout).unwrap();
+    assert_eq!(v["output_encoding"], "utf-8-lossy");
+    assert_eq!(v["output_bytes"], text.len());
+    assert_eq!(
+        v["output_base64"].as_str(),
+        snip_store::JsonText::of(&text).base64.as_deref()
+    );
 }
 
 #[test]

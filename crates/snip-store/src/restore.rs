@@ -417,18 +417,44 @@ impl RestoreResponse {
     }
 
     fn with_content(mut self, bytes: &[u8]) -> Self {
-        match std::str::from_utf8(bytes) {
-            Ok(s) => {
-                self.content = Some(s.to_string());
-                self.encoding = Some(Encoding::Utf8);
-            }
-            Err(_) => {
-                self.content = Some(String::from_utf8_lossy(bytes).into_owned());
-                self.encoding = Some(Encoding::Utf8Lossy);
-                self.content_base64 = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
-            }
-        }
+        let t = JsonText::of(bytes);
+        self.content = Some(t.text);
+        self.encoding = Some(t.encoding);
+        self.content_base64 = t.base64;
         self
+    }
+}
+
+/// Bytes for a JSON field: as text, and when they are not valid UTF-8 also exactly,
+/// in base64. Restore responses (`content`, `encoding`, `content_base64`) and the CLI's
+/// receipt (`output`, `output_encoding`, `output_base64`) carry bytes this way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText {
+    /// The bytes as text: exact when `encoding` is [`Encoding::Utf8`], else with
+    /// U+FFFD in place of invalid bytes.
+    pub text: String,
+    /// Whether `text` is exact.
+    pub encoding: Encoding,
+    /// The exact bytes in base64 (standard alphabet, padded), only when `text` is not
+    /// exact.
+    pub base64: Option<String>,
+}
+
+impl JsonText {
+    /// `bytes` as text, and in base64 when they are not valid UTF-8.
+    pub fn of(bytes: &[u8]) -> JsonText {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => JsonText {
+                text: s.to_string(),
+                encoding: Encoding::Utf8,
+                base64: None,
+            },
+            Err(_) => JsonText {
+                text: String::from_utf8_lossy(bytes).into_owned(),
+                encoding: Encoding::Utf8Lossy,
+                base64: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            },
+        }
     }
 }
 
