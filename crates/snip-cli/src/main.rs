@@ -5,7 +5,8 @@ mod cmd;
 mod common;
 mod hosts;
 
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// snip makes AI agents' tool output small without losing what matters.
@@ -51,10 +52,25 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Some(msg) = misplaced_filter_flag(&matches) {
+        eprintln!("snip: {msg}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         None => cmd::filter::run(cli.filter),
-        Some(Command::Filter(a)) => cmd::filter::run(a),
+        Some(Command::Filter(mut a)) => {
+            // `snip --format json filter`: the flag before the subcommand counts too.
+            let sub = matches.subcommand_matches("filter");
+            if given(&matches, "format") && !sub.is_some_and(|m| given(m, "format")) {
+                a.format = cli.filter.format;
+            }
+            if given(&matches, "source") && !sub.is_some_and(|m| given(m, "source")) {
+                a.source = cli.filter.source;
+            }
+            cmd::filter::run(a)
+        }
         Some(Command::Run(a)) => cmd::run::run(a),
         Some(Command::Demo(a)) => cmd::demo::run(a),
         Some(Command::Config(a)) => cmd::config::run(a),
@@ -78,4 +94,27 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `id` was given on the command line (not a default).
+fn given(m: &clap::ArgMatches, id: &str) -> bool {
+    m.value_source(id) == Some(ValueSource::CommandLine)
+}
+
+/// The filter's flags may come before a subcommand, where clap accepts them for any
+/// subcommand; only the filter uses them. For another subcommand (`snip --format json
+/// run …`, which would print text), the one-line error to exit 2 with.
+fn misplaced_filter_flag(matches: &clap::ArgMatches) -> Option<String> {
+    let name = matches.subcommand_name().filter(|n| *n != "filter")?;
+    let flag = ["format", "source"]
+        .into_iter()
+        .find(|id| given(matches, id))?;
+    let hint = if name == "run" {
+        "`snip run` prints the command's compressed output as text".to_string()
+    } else {
+        format!("see `snip {name} --help` for its flags")
+    };
+    Some(format!(
+        "--{flag} is a flag of the filter (`snip --{flag} … < FILE` or `snip filter --{flag} …`), not of `snip {name}`; {hint}"
+    ))
 }

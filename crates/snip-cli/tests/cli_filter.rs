@@ -87,6 +87,37 @@ fn receipt_has_the_documented_fields() {
     assert_eq!(v["rules"][0]["id"], "terminal-render");
     assert!(v["rules"][0]["frames_removed"].as_u64().unwrap() > 300);
     assert!(v["id"].as_str().unwrap().starts_with("sn_"));
+    assert_eq!(v["output_encoding"], "utf-8");
+    assert!(v.get("output_base64").is_none());
+}
+
+#[test]
+fn receipt_says_when_output_is_not_exact_text_and_carries_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Small: returned as is, and `é` in Latin-1 is not UTF-8.
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&pipe(cmd, b"caf\xe9\n").stdout).unwrap();
+    assert_eq!(v["output"], "caf\u{fffd}\n");
+    assert_eq!(v["output_encoding"], "utf-8-lossy");
+    assert_eq!(v["output_base64"], "Y2Fm6Qo=");
+    assert_eq!(v["output_bytes"], 5);
+    // Long and compressed: the base64 is exactly what text output prints.
+    let input: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("r_sum_ {i} sent\n").into_bytes())
+        .map(|b| if b == b'_' { 0xe9 } else { b })
+        .collect();
+    let text = pipe(snip(dir.path()), &input).stdout;
+    assert!(text.len() < input.len() && std::str::from_utf8(&text).is_err());
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&pipe(cmd, &input).stdout).unwrap();
+    assert_eq!(v["output_encoding"], "utf-8-lossy");
+    assert_eq!(v["output_bytes"], text.len());
+    assert_eq!(
+        v["output_base64"].as_str(),
+        snip_store::JsonText::of(&text).base64.as_deref()
+    );
 }
 
 #[test]
@@ -111,6 +142,17 @@ fn run_keeps_exit_status_signals_and_reports_missing_commands() {
     assert_eq!(o.status.code(), Some(127));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
+    // Found but not executable (a file without the x bit, a directory): 126, as in
+    // a shell.
+    let script = dir.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").unwrap();
+    for path in [&script, &dir.path().to_path_buf()] {
+        let o = st(&["run", "--", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(126), "{path:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("cannot be executed"), "{err}");
+    }
     // A command that draws progress: compressed, and its status kept.
     let o = st(&[
         "run",
@@ -178,4 +220,87 @@ fn long_input_streams_with_the_error_kept() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("FATAL: out of disk space on /var"));
     assert!(text.contains("original not retained"));
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_status_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let home = dir.path().join("home");
+    // Something to print: a retained original (its receipt is far over a pipe buffer).
+    let input: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("request {i} served\n").into_bytes())
+        .collect();
+    let o = pipe(snip(&store), &input);
+    assert!(o.status.success());
+    let commands: &[&[&str]] = &[
+        &["stats"],
+        &["stats", "--json"],
+        &["gc"],
+        &["gc", "--json"],
+        &["config"],
+        &["config", "--json"],
+        &["uninstall", "claude-code"],
+        &["demo"],
+        &["--format", "json"],
+    ];
+    for args in commands {
+        // The read end is closed before the command starts: its first write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = snip(&store);
+        cmd.args(*args)
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", &home)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .stdin(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        drop(cmd);
+        let mut stdin = child.stdin.take().unwrap();
+        let data = input.clone();
+        let w = std::thread::spawn(move || {
+            let _ = stdin.write_all(&data);
+        });
+        let o = child.wait_with_output().unwrap();
+        w.join().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn format_is_the_filters_flag_and_run_rejects_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Before `run` it would be ignored (text printed): refused, the command not run.
+    let o = snip(dir.path())
+        .args(["--format", "json", "run", "--", "sh", "-c", "echo ran"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--format") && err.contains("snip run"),
+        "{err}"
+    );
+    let o = snip(dir.path())
+        .args(["--format", "json", "stats"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    // Before `filter` it is the filter's.
+    let mut cmd = snip(dir.path());
+    cmd.args(["--format", "json", "filter"]);
+    let o = pipe(cmd, b"hello\n");
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["output"], "hello\n");
 }

@@ -145,6 +145,51 @@ fn bash_keeps_its_shape_and_other_keys_and_the_original_is_stored() {
         .contains("claude-code:Bash"));
 }
 
+#[test]
+fn bash_stdout_and_stderr_share_one_budget() {
+    let (_d, store) = store_dir();
+    let budget = 24_576; // SNIP_MAX_BYTES, the default
+    let lines = |tag: &str, n: usize| -> String {
+        (0..n)
+            .map(|i| format!("{tag} request {i} served in 3 ms\n"))
+            .collect()
+    };
+    for (out_lines, err_lines) in [(4000, 4000), (4000, 700), (300, 4000), (4000, 10)] {
+        let (stdout, stderr) = (lines("out", out_lines), lines("err", err_lines));
+        let r = reply(
+            &store,
+            &post(
+                "Bash",
+                json!({"stdout": stdout, "stderr": stderr, "interrupted": false}),
+            ),
+        );
+        let out = updated(&r);
+        let (o, e) = (
+            out["stdout"].as_str().unwrap(),
+            out["stderr"].as_str().unwrap(),
+        );
+        assert!(
+            o.len() + e.len() <= budget,
+            "{out_lines}+{err_lines} lines: {} + {} bytes over one budget",
+            o.len(),
+            e.len()
+        );
+        assert_eq!(out["interrupted"], false);
+        // Each stream keeps its head and its tail (and a fitting one stays whole).
+        for (shown, full) in [(o, &stdout), (e, &stderr)] {
+            let first = full.lines().next().unwrap();
+            let last = full.lines().last().unwrap();
+            assert!(
+                shown.contains(first) && shown.contains(last),
+                "{first} / {last}"
+            );
+            if full.len() <= budget / 2 {
+                assert_eq!(shown, full);
+            }
+        }
+    }
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -401,10 +446,20 @@ fn pre_tool_use_wraps_bash_without_approving_it() {
     assert!(h.get("permissionDecision").is_none());
     let cmd = h["updatedInput"]["command"].as_str().unwrap();
     assert!(cmd.contains(" run -- bash -c 'cargo test 2>&1'"), "{cmd}");
+    // `&&` and redirections are not background jobs.
+    let r = reply(
+        &store,
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "make &> build.log && echo built"}}),
+    );
+    assert!(r["hookSpecificOutput"]["updatedInput"]["command"].is_string());
     assert_eq!(h["updatedInput"]["description"], "tests");
     for skipped in [
         json!({"command": "cd src"}),
         json!({"command": "sleep 100", "run_in_background": true}),
+        // A background job would keep `snip run`'s pipe open: snip run would wait.
+        json!({"command": "sleep 100 &"}),
+        json!({"command": "npm run dev > dev.log 2>&1 & sleep 1; curl -s localhost:3000"}),
     ] {
         let p = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_input": skipped});

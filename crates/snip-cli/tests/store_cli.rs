@@ -174,6 +174,14 @@ fn restore_modes_and_a_pasted_marker_call() {
         String::from_utf8_lossy(&o.stdout),
         "2024-05-01 request 3 served in 3 ms\n2024-05-01 request 4 served in 3 ms\n"
     );
+    // The same call as it reads inside a JSON string (a marker in a JSON tool result).
+    let escaped = format!("snip_restore(id=\\\"{id}\\\", mode=\\\"lines\\\", start=3, end=4)");
+    let o = env.run(&["restore", &escaped, "--raw"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "2024-05-01 request 3 served in 3 ms\n2024-05-01 request 4 served in 3 ms\n"
+    );
     // --raw with more to come says how to continue, on stderr.
     let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
     assert_eq!(o.stdout.len(), 100);
@@ -361,4 +369,95 @@ fn gc_removes_expired_originals() {
         store.restore(&RestoreRequest::full(&keep)).status,
         snip_store::RestoreStatus::Ok
     );
+}
+
+#[test]
+fn read_only_commands_do_not_create_the_store() {
+    let env = Env::new();
+    let unknown = "sn_0123456789abcdef01234567";
+    let o = env.run(&["stats", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!(
+        (v["rewrites"].as_u64(), v["store"].as_str()),
+        (Some(0), env.dir.to_str())
+    );
+    let o = env.run(&["stats"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no rewrites recorded"));
+    let o = env.run(&["restore", unknown]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json(&o)["status"], "not_found");
+    assert!(one_line_stderr(&o).contains("no store at"));
+    let o = env.run(&["restore", "../x"]);
+    assert_eq!(
+        (o.status.code(), json(&o)["status"].as_str()),
+        (Some(2), Some("invalid"))
+    );
+    let o = env.run(&["gc", "--json"]);
+    assert!(o.status.success());
+    assert_eq!(json(&o)["entries"], 0);
+    assert!(env.run(&["gc"]).status.success());
+    assert!(env.run(&["config"]).status.success());
+    assert!(!env.dir.exists(), "a read-only command created the store");
+    // The parent is left alone too.
+    assert_eq!(std::fs::read_dir(env._tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_symlinked_store_is_refused_however_the_path_is_spelled() {
+    let env = Env::new();
+    let real = env._tmp.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = env._tmp.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let link = link.to_str().unwrap();
+    for dir in [link.to_string(), format!("{link}/"), format!("{link}/.")] {
+        let o = env.run_with(&[], &["stats"], &[("SNIP_STORE_DIR", &dir)], b"");
+        assert_eq!(o.status.code(), Some(2), "{dir}");
+        assert!(one_line_stderr(&o).contains("it is a symlink"), "{dir}");
+        let o = env.run_with(
+            &[],
+            &["filter"],
+            &[("SNIP_STORE_DIR", &dir)],
+            &distinct_log(),
+        );
+        assert!(o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("it is a symlink"),
+            "{dir}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&real).unwrap().count(),
+        0,
+        "written through the link"
+    );
+}
+
+#[test]
+fn a_damaged_original_of_the_same_size_is_not_served() {
+    let env = Env::new();
+    let original = b"first line\nsecond line\nthird line\n".to_vec();
+    let id = env.store().put(&original).unwrap();
+    // One byte changed in place: same size, so only the sha256 can tell.
+    let path = env.dir.join("objects").join(&id);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = snip_store::HEADER_LEN + 12;
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let o = env.run(&["restore", &id, "--bytes", "0:20", "--raw"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        o.stdout.is_empty(),
+        "served: {:?}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let e = one_line_stderr(&o);
+    assert!(e.contains("error") && e.contains("sha256"), "{e}");
+    let v = json(&env.run(&["restore", &id, "--lines", "1:2"]));
+    assert_eq!(v["status"], "not_found", "the damaged entry was removed");
+    // Storing it again (re-running the command) gives it back.
+    assert_eq!(env.store().put(&original).unwrap(), id);
+    let o = env.run(&["restore", &id, "--full", "--raw"]);
+    assert_eq!(o.stdout, original);
 }

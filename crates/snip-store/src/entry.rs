@@ -6,9 +6,11 @@
 //! ```
 //!
 //! The header lets a restore report the original's size and SHA-256 without hashing
-//! it again, and lets a reader reject a damaged file (size not matching the header).
+//! it again, and lets a reader reject a damaged file: a size not matching the header
+//! (always checked), or bytes not matching its SHA-256 (checked when the whole
+//! original is read, [`Entry::read_all_verified`]).
 
-use crate::id::hex;
+use crate::id::{self, hex};
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
@@ -102,6 +104,45 @@ impl Entry {
     pub fn read_all(&self) -> io::Result<Vec<u8>> {
         self.read_range(0, self.len)
     }
+
+    /// Reads the whole original and checks it against the SHA-256 in its header.
+    ///
+    /// # Errors
+    /// Any read error; [`Damaged`] (kind `InvalidData`) when the bytes do not match.
+    pub fn read_all_verified(&self) -> io::Result<Vec<u8>> {
+        let all = self.read_all()?;
+        if hex(&id::sha256(&all)) != self.sha256 {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, Damaged));
+        }
+        Ok(all)
+    }
+
+    /// True when `md` describes this entry's file (same device and inode).
+    pub fn is_file(&self, md: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.file
+            .metadata()
+            .is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino())
+    }
+}
+
+/// An entry whose bytes do not match the SHA-256 in its header.
+#[derive(Debug)]
+pub struct Damaged;
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("its bytes do not match the sha256 in its header")
+    }
+}
+
+impl std::error::Error for Damaged {}
+
+impl Damaged {
+    /// True when `e` is a [`Damaged`] error.
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|r| r.is::<Damaged>())
+    }
 }
 
 #[cfg(test)]
@@ -126,5 +167,11 @@ mod tests {
         assert_eq!(e.read_range(1, 99).unwrap(), b"bc");
         // A truncated file is damaged, never served.
         assert!(Entry::from_file(File::open(&p).unwrap(), 118).is_err());
+        assert_eq!(e.read_all_verified().unwrap(), b"abc");
+        // Same size, other bytes: damaged when read whole.
+        std::fs::write(&p, [h.as_slice(), b"abd"].concat()).unwrap();
+        let e = Entry::from_file(File::open(&p).unwrap(), 119).unwrap();
+        assert_eq!(e.read_range(0, 2).unwrap(), b"ab");
+        assert!(Damaged::is(&e.read_all_verified().unwrap_err()));
     }
 }

@@ -4,7 +4,7 @@ use crate::error::{IoContext, StoreError};
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// Mode of the store directory and its subdirectories.
@@ -15,6 +15,13 @@ pub const FILE_MODE: u32 = 0o600;
 /// The effective user id of this process.
 pub fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
+}
+
+/// `path` without trailing slashes, repeated slashes and `.` components (`..` is kept:
+/// removing it is only right when no symlink precedes it). `/a/link/` → `/a/link`,
+/// so that the last component is the link itself, not the directory it points to.
+pub fn normalize(path: &Path) -> PathBuf {
+    path.components().collect()
 }
 
 /// Creates `dir` (and missing parents) with mode 0700, then checks it: it must be a

@@ -28,7 +28,7 @@ pub use error::StoreError;
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::StoreOptions;
 pub use restore::{
-    Encoding, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
+    Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
 };
 pub use store::{GcReport, Store};
 

@@ -164,7 +164,7 @@ fn resolve_dir(
     get: &impl Fn(&str) -> Option<String>,
 ) -> Result<(PathBuf, &'static str), ConfigError> {
     if let Some(d) = get("SNIP_STORE_DIR") {
-        let p = PathBuf::from(&d);
+        let p = crate::fsutil::normalize(Path::new(&d));
         if !p.is_absolute() {
             return Err(ConfigError::new(
                 "SNIP_STORE_DIR",
@@ -246,6 +246,9 @@ mod tests {
             ("HOME", "/home/u"),
         ];
         assert_eq!(opts(&all).unwrap().dir, PathBuf::from("/s"));
+        // Trailing slashes and `.` components go (the symlink check needs the name).
+        let o = opts(&[("SNIP_STORE_DIR", "/s/link//./")]).unwrap();
+        assert_eq!(o.dir, PathBuf::from("/s/link"));
         assert_eq!(opts(&all[1..]).unwrap().dir, PathBuf::from("/h/cache/snip"));
         assert_eq!(opts(&all[2..]).unwrap().dir, PathBuf::from("/x/snip"));
         let o = opts(&all[3..]).unwrap();

@@ -5,7 +5,7 @@
 //! and `search` line numbers are 1-based and inclusive. Both index the *scope*: the
 //! whole original, or with `field`, the decoded value of one JSON string field.
 
-use crate::entry::Entry;
+use crate::entry::{Damaged, Entry};
 use crate::id::{self, hex};
 use crate::options::{RECOVERY_HARD_MAX_BYTES, RECOVERY_MIN_BYTES};
 use crate::store::{Lookup, Store};
@@ -25,6 +25,12 @@ pub const MAX_CONTEXT: usize = 20;
 pub const MAX_QUERY_BYTES: usize = 1024;
 /// Lines longer than this are shown as a window in search results, in bytes.
 pub const SEARCH_LINE_WINDOW: usize = 512;
+/// Originals up to this size (bytes) are checked against their SHA-256 on every
+/// restore, `bytes` pages included: the page then reads the whole original (about
+/// 1 ms at this size). Larger originals are checked whenever a restore reads them
+/// whole anyway (`lines`, `search`, `full`, `field`, or a `bytes` page from 0 to the
+/// end); a `bytes` page of one reads only its window and is not checked.
+pub const VERIFY_ALWAYS_MAX_BYTES: u64 = 1024 * 1024;
 
 /// How to slice the original.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -382,6 +388,24 @@ impl RestoreResponse {
         }
     }
 
+    /// The answer when the store directory does not exist (yet), for a caller that
+    /// only reads and so does not create it: `invalid` for a malformed id, else
+    /// `not_found`.
+    pub fn no_store(req: &RestoreRequest, dir: &std::path::Path) -> Self {
+        match id::validate_id(&req.id) {
+            Err(e) => RestoreResponse::failure(req, RestoreStatus::Invalid, e),
+            Ok(()) => RestoreResponse::failure(
+                req,
+                RestoreStatus::NotFound,
+                format!(
+                    "{} is not in this store: there is no store at {} (nothing kept there yet, or SNIP_STORE_DIR points elsewhere); re-run the command to see its output again",
+                    req.id,
+                    dir.display()
+                ),
+            ),
+        }
+    }
+
     /// The exact bytes of `content` (decoding `content_base64` when lossy); `None`
     /// without content.
     pub fn content_bytes(&self) -> Option<Vec<u8>> {
@@ -393,18 +417,44 @@ impl RestoreResponse {
     }
 
     fn with_content(mut self, bytes: &[u8]) -> Self {
-        match std::str::from_utf8(bytes) {
-            Ok(s) => {
-                self.content = Some(s.to_string());
-                self.encoding = Some(Encoding::Utf8);
-            }
-            Err(_) => {
-                self.content = Some(String::from_utf8_lossy(bytes).into_owned());
-                self.encoding = Some(Encoding::Utf8Lossy);
-                self.content_base64 = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
-            }
-        }
+        let t = JsonText::of(bytes);
+        self.content = Some(t.text);
+        self.encoding = Some(t.encoding);
+        self.content_base64 = t.base64;
         self
+    }
+}
+
+/// Bytes for a JSON field: as text, and when they are not valid UTF-8 also exactly,
+/// in base64. Restore responses (`content`, `encoding`, `content_base64`) and the CLI's
+/// receipt (`output`, `output_encoding`, `output_base64`) carry bytes this way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText {
+    /// The bytes as text: exact when `encoding` is [`Encoding::Utf8`], else with
+    /// U+FFFD in place of invalid bytes.
+    pub text: String,
+    /// Whether `text` is exact.
+    pub encoding: Encoding,
+    /// The exact bytes in base64 (standard alphabet, padded), only when `text` is not
+    /// exact.
+    pub base64: Option<String>,
+}
+
+impl JsonText {
+    /// `bytes` as text, and in base64 when they are not valid UTF-8.
+    pub fn of(bytes: &[u8]) -> JsonText {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => JsonText {
+                text: s.to_string(),
+                encoding: Encoding::Utf8,
+                base64: None,
+            },
+            Err(_) => JsonText {
+                text: String::from_utf8_lossy(bytes).into_owned(),
+                encoding: Encoding::Utf8Lossy,
+                base64: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            },
+        }
     }
 }
 
@@ -477,22 +527,34 @@ impl Store {
             base,
         };
         let scope = match &req.field {
-            None => Scope::Whole,
-            Some(p) => match ctx.entry.read_all() {
-                Err(e) => {
-                    return ctx.fail(
-                        RestoreStatus::Error,
-                        format!("cannot read the original: {e}"),
-                    )
-                }
+            None => Ok(Scope::Whole),
+            Some(p) => match ctx.entry.read_all_verified() {
                 Ok(all) => match resolve_field(&all, p) {
-                    Ok(bytes) => Scope::Field(bytes),
+                    Ok(bytes) => Ok(Scope::Field(bytes)),
                     Err(msg) => return ctx.fail(RestoreStatus::Invalid, msg),
                 },
+                Err(e) => Err(e),
             },
         };
-        match ctx.run(scope) {
+        match scope.and_then(|scope| ctx.run(scope)) {
             Ok(r) => r,
+            Err(e) if Damaged::is(&e) => {
+                // Never served. Removed, so that storing the original again (re-running
+                // the command) writes it afresh instead of refreshing the damaged file.
+                let what = if self.discard_damaged(&req.id, &entry) {
+                    "it was removed from the store; re-run the command to see its output again"
+                        .to_string()
+                } else {
+                    format!(
+                        "remove {} and re-run the command to see its output again",
+                        self.dir().join("objects").join(&req.id).display()
+                    )
+                };
+                ctx.fail(
+                    RestoreStatus::Error,
+                    format!("the original is damaged: {e}; {what}"),
+                )
+            }
             Err(e) => ctx.fail(
                 RestoreStatus::Error,
                 format!("cannot read the original: {e}"),
@@ -518,8 +580,18 @@ impl Ctx<'_> {
                 b.len() as u64
             }
         };
+        let len = self.entry.len;
         let read = |a: u64, b: u64| -> std::io::Result<Vec<u8>> {
             match &scope {
+                // Read whole (and so checked against its SHA-256): every read of a small
+                // original, and any read of all of a large one.
+                Scope::Whole if len <= VERIFY_ALWAYS_MAX_BYTES || (a == 0 && b >= len) => {
+                    let mut all = self.entry.read_all_verified()?;
+                    let b = b.min(len) as usize;
+                    all.truncate(b);
+                    all.drain(..(a as usize).min(b));
+                    Ok(all)
+                }
                 Scope::Whole => self.entry.read_range(a, b),
                 Scope::Field(v) => {
                     let b = (b.min(v.len() as u64)) as usize;

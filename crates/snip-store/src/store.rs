@@ -92,22 +92,35 @@ pub(crate) enum Lookup {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store in `opts.dir`.
+    /// Opens (creating if needed) the store in `opts.dir`, taken without trailing
+    /// slashes and `.` components.
     ///
     /// # Errors
     /// [`StoreError::Disabled`] when `opts.enabled` is false; [`StoreError::Refused`]
-    /// when the directory (or `objects/`, or the key file) is a symlink, not a
-    /// directory, or owned by another user; [`StoreError::Io`] when it cannot be
+    /// when the path is relative or has a `..` component, or the directory (or
+    /// `objects/`, or the key file) is a symlink, not a directory, or owned by another
+    /// user; [`StoreError::Io`] when it cannot be
     /// created or read.
     pub fn open(opts: &StoreOptions) -> Result<Store, StoreError> {
         if !opts.enabled {
             return Err(StoreError::Disabled);
         }
-        let dir = opts.dir.clone();
+        // Checked by its last component: `link/` or `link/.` would otherwise name the
+        // directory a symlink points to, which the symlink check cannot see.
+        let dir = fsutil::normalize(&opts.dir);
         if !dir.is_absolute() {
             return Err(StoreError::Refused {
                 path: dir,
                 reason: "it is not an absolute path".into(),
+            });
+        }
+        if dir
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            return Err(StoreError::Refused {
+                path: dir,
+                reason: "it contains a '..' component (give the directory it leads to)".into(),
             });
         }
         fsutil::ensure_private_dir(&dir)?;
@@ -115,7 +128,10 @@ impl Store {
         fsutil::ensure_private_dir(&objects)?;
         let key = Key::load_or_create(&dir)?;
         Ok(Store {
-            opts: opts.clone(),
+            opts: StoreOptions {
+                dir: dir.clone(),
+                ..opts.clone()
+            },
             dir,
             objects,
             key,
@@ -256,6 +272,29 @@ impl Store {
         Entry::from_file(file, md.len())
             .map(Lookup::Live)
             .ctx("read", &path)
+    }
+
+    /// Removes the entry file of `id` if it is still the file `entry` was read from
+    /// (not a fresh copy renamed into place since), found damaged by a restore, and
+    /// updates the usage counters. Best effort: says whether the file was removed.
+    pub(crate) fn discard_damaged(&self, id: &str, entry: &Entry) -> bool {
+        let path = self.objects.join(id);
+        let Ok(lock) = self.lock() else { return false };
+        let Ok(md) = fs::symlink_metadata(&path) else {
+            return false;
+        };
+        if !entry.is_file(&md) || fs::remove_file(&path).is_err() {
+            return false;
+        }
+        if let Some(u) = read_usage(&lock) {
+            let left = Usage {
+                entries: u.entries.saturating_sub(1),
+                bytes: u.bytes.saturating_sub(md.len()),
+                ..u
+            };
+            write_usage(&lock, &left);
+        }
+        true
     }
 
     /// True when `id` is valid, present and within its TTL.

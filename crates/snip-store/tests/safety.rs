@@ -64,6 +64,18 @@ fn a_symlinked_store_directory_is_refused() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let err = Store::open(&StoreOptions::in_dir(&link)).unwrap_err();
     assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+    // Spelled with a trailing slash or a `.`, the path names the link's target: still
+    // refused. A `..` could lead anywhere: refused.
+    let spelled = link.to_str().unwrap();
+    for p in [
+        format!("{spelled}/"),
+        format!("{spelled}//"),
+        format!("{spelled}/."),
+        format!("{spelled}/../link"),
+    ] {
+        let e = Store::open(&StoreOptions::in_dir(&p)).unwrap_err();
+        assert!(matches!(e, StoreError::Refused { .. }), "{p}: {e}");
+    }
     let msg = err.to_string();
     assert!(
         msg.contains("symlink") && msg.contains("SNIP_STORE_DIR") && !msg.contains('\n'),
@@ -157,6 +169,67 @@ fn a_damaged_entry_answers_error_not_partial_content() {
         store.restore(&RestoreRequest::bytes(&id, 0, None)).status,
         RestoreStatus::Ok
     );
+}
+
+/// Flips one bit of byte `at` of the original stored as `id` (the file keeps its size).
+fn flip(store: &Store, id: &str, at: u64) {
+    use std::os::unix::fs::FileExt;
+    let path = store.dir().join("objects").join(id);
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8];
+    let at = snip_store::HEADER_LEN as u64 + at;
+    f.read_exact_at(&mut b, at).unwrap();
+    f.write_all_at(&[b[0] ^ 0x20], at).unwrap();
+}
+
+#[test]
+fn a_same_size_damaged_entry_is_never_served() {
+    let (_d, store) = temp_store(|_| {});
+    let original = br#"{"log":"line one\nline two\nline three\n"}"#.to_vec();
+    let id = store.id_for(&original);
+    let mut field = RestoreRequest::bytes(&id, 0, None);
+    field.field = Some("/log".into());
+    for req in [
+        RestoreRequest::bytes(&id, 0, Some(4)),
+        RestoreRequest::bytes(&id, 30, None),
+        RestoreRequest::lines(&id, 1, None),
+        RestoreRequest::search(&id, "line"),
+        RestoreRequest::full(&id),
+        field,
+    ] {
+        assert_eq!(store.put(&original).unwrap(), id);
+        flip(&store, &id, 20);
+        let r = store.restore(&req);
+        assert_eq!(r.status, RestoreStatus::Error, "{req:?}");
+        assert!(r.content.is_none());
+        assert!(
+            r.note.contains("damaged") && r.note.contains("sha256") && !r.note.contains('\n'),
+            "{}",
+            r.note
+        );
+        // Removed, so storing the original again repairs it.
+        assert!(!store.contains(&id));
+        assert_eq!(store.put(&original).unwrap(), id);
+        assert_eq!(store.restore(&req).status, RestoreStatus::Ok, "{req:?}");
+    }
+    // Over 1 MiB, a bytes page reads only its window (not checked); any read of the
+    // whole original is.
+    let big: Vec<u8> = (0..60_000)
+        .flat_map(|i| format!("request {i} served\n").into_bytes())
+        .collect();
+    assert!(big.len() as u64 > snip_store::restore::VERIFY_ALWAYS_MAX_BYTES);
+    let id = store.put(&big).unwrap();
+    flip(&store, &id, 10);
+    let page = store.restore(&RestoreRequest::bytes(&id, 500_000, Some(500_100)));
+    assert_eq!(page.status, RestoreStatus::Ok);
+    assert_eq!(page.content_bytes().unwrap(), &big[500_000..500_100]);
+    let r = store.restore(&RestoreRequest::lines(&id, 5, Some(6)));
+    assert_eq!(r.status, RestoreStatus::Error);
+    assert!(!store.contains(&id));
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! call on the eight generated shapes and the bundled real captures (`snip-bench`).
 //! `snip bench context` runs the conversation-pass session benchmark instead.
 use anyhow::{anyhow, Result};
-use std::io::Write as _;
 use std::process::ExitCode;
 
 /// Arguments of `snip bench`.
@@ -47,8 +46,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         snip_bench::render::text(&report)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    crate::common::print(text)?;
     Ok(ExitCode::SUCCESS)
 }

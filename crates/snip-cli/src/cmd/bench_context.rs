@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         report.render(args.markdown, !args.summary_only)
     };
-    println!("{text}");
+    crate::common::print(text + "\n")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -26,11 +26,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), serde_json::Value::String(v)))
             .collect();
-        println!("{}", serde_json::Value::Object(map));
+        crate::common::print(format!("{}\n", serde_json::Value::Object(map)))?;
     } else {
-        for (k, v) in entries {
-            println!("{k}={v}");
-        }
+        let text: String = entries.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+        crate::common::print(text)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,6 @@
 
 use anyhow::Result;
 use std::fmt::Write as _;
-use std::io::Write;
 use std::process::ExitCode;
 
 /// Arguments of `snip demo`.
@@ -145,7 +144,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(s) = store.store() {
         let _ = writeln!(out, "originals kept in {}; get any elided part back with the restore call its marker quotes, e.g. `snip restore ID --lines A:B`", s.dir().display());
     }
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    crate::common::print(out)?;
     Ok(ExitCode::SUCCESS)
 }
 

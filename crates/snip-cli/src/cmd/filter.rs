@@ -28,7 +28,8 @@ pub enum Format {
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
     /// `text` prints the compressed output; `json` prints a receipt
-    /// `{"output", "changed", "original_bytes", "output_bytes", "rules", "id", "retained"}`.
+    /// `{"output", "output_encoding", "changed", "original_bytes", "output_bytes",
+    /// "rules", "lossy", "id", "retained", "failed_open"}` (see docs/cli.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Ledger source tag for this call.
@@ -107,8 +108,10 @@ pub fn compress_reader(
     Ok(())
 }
 
-/// The JSON receipt of one call (see `docs/cli.md`). `output` is the output as text
-/// (invalid UTF-8 replaced by U+FFFD; `output_bytes` counts the real bytes).
+/// The JSON receipt of one call (see `docs/cli.md`). `output` is the output as text:
+/// exact when `output_encoding` is `utf-8`; with `utf-8-lossy`, invalid UTF-8 shows
+/// as U+FFFD and `output_base64` holds the exact bytes. `output_bytes` counts the
+/// real bytes.
 pub fn receipt(o: &Outcome) -> serde_json::Value {
     let rules: Vec<serde_json::Value> = o
         .rules
@@ -122,8 +125,10 @@ pub fn receipt(o: &Outcome) -> serde_json::Value {
             serde_json::Value::Object(m)
         })
         .collect();
-    json!({
-        "output": String::from_utf8_lossy(&o.output),
+    let output = snip_store::JsonText::of(&o.output);
+    let mut receipt = json!({
+        "output": output.text,
+        "output_encoding": output.encoding,
         "changed": o.changed,
         "original_bytes": o.original_bytes,
         "output_bytes": o.output.len(),
@@ -132,5 +137,9 @@ pub fn receipt(o: &Outcome) -> serde_json::Value {
         "id": o.id(),
         "retained": o.id().is_some(),
         "failed_open": o.failed_open,
-    })
+    });
+    if let Some(b64) = output.base64 {
+        receipt["output_base64"] = b64.into();
+    }
+    receipt
 }

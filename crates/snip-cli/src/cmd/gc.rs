@@ -1,7 +1,7 @@
 //! `snip gc`: remove expired originals and temp files of dead writers, and evict the
 //! oldest originals until the store is within its caps.
 use anyhow::{bail, Result};
-use snip_store::StoreHandle;
+use snip_store::{GcReport, StoreHandle};
 use std::process::ExitCode;
 
 /// Arguments of `snip gc`.
@@ -14,30 +14,44 @@ pub struct Args {
 
 /// Runs `snip gc`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let store = match snip_store::open_from_env() {
-        StoreHandle::Open(s) => s,
-        StoreHandle::Disabled => {
-            println!("snip gc: the store is off (SNIP_STORE=0); nothing to collect");
+    let store = match crate::common::existing_store() {
+        Ok(StoreHandle::Open(s)) => s,
+        Err(dir) => {
+            // No store yet: nothing to collect, and nothing is created.
+            if args.json {
+                let mut v = serde_json::to_value(GcReport::default())?;
+                v["store"] = dir.display().to_string().into();
+                crate::common::print(format!("{v}\n"))?;
+            } else {
+                crate::common::print(format!(
+                    "snip gc: there is no store at {} yet; nothing to collect\n",
+                    dir.display()
+                ))?;
+            }
             return Ok(ExitCode::SUCCESS);
         }
-        StoreHandle::Unavailable(why) => bail!("gc: {why}"),
+        Ok(StoreHandle::Disabled) => {
+            crate::common::print("snip gc: the store is off (SNIP_STORE=0); nothing to collect\n")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Ok(StoreHandle::Unavailable(why)) => bail!("gc: {why}"),
     };
     let r = store.gc()?;
     if args.json {
         let mut v = serde_json::to_value(&r)?;
         v["store"] = store.dir().display().to_string().into();
-        println!("{v}");
+        crate::common::print(format!("{v}\n"))?;
     } else {
         let t = super::stats::thousands;
-        println!(
-            "snip gc: removed {} expired and {} over-cap originals, {} stale temp files; {} originals ({} bytes) left in {}",
+        crate::common::print(format!(
+            "snip gc: removed {} expired and {} over-cap originals, {} stale temp files; {} originals ({} bytes) left in {}\n",
             t(r.expired),
             t(r.evicted),
             t(r.stale_temp_files),
             t(r.entries),
             t(r.bytes),
             store.dir().display()
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -56,19 +56,23 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let host = args.host.name();
     if changes.is_empty() {
-        println!(
-            "snip is already installed for {host} (scope {:?}); nothing changed",
+        crate::common::print(format!(
+            "snip is already installed for {host} (scope {:?}); nothing changed\n",
             args.scope
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let written = config_file::apply_install(changes, args.dry_run)?;
-    for path in &written {
-        println!("updated {}", path.display());
-    }
+    let mut text: String = written
+        .iter()
+        .map(|p| format!("updated {}\n", p.display()))
+        .collect();
     if !args.dry_run {
-        println!("snip is installed for {host}; `snip uninstall {host}` removes it");
+        text.push_str(&format!(
+            "snip is installed for {host}; `snip uninstall {host}` removes it\n"
+        ));
     }
+    crate::common::print(text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 #[command(group(clap::ArgGroup::new("mode").args(["bytes", "lines", "search", "full"])))]
 pub struct Args {
     /// The store id from a marker (`sn_` + 24 hex), or the whole restore call copied
-    /// from a marker: 'snip_restore(id="sn_…", mode="lines", start=3, end=9)'.
+    /// from a marker: 'snip_restore(id="sn_…", mode="lines", start=3, end=9)', also
+    /// as it appears inside a JSON string (id=\"sn_…\").
     #[arg(value_name = "ID|CALL")]
     pub id: String,
     /// Bytes A:B of the original, 0-based, half-open; either side may be left out
@@ -53,8 +54,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let store = snip_store::open_from_env();
-    let resp = store.restore(&req);
+    let resp = match crate::common::existing_store() {
+        Ok(store) => store.restore(&req),
+        Err(dir) => RestoreResponse::no_store(&req, &dir),
+    };
     let mut out = std::io::stdout().lock();
     if args.raw {
         if let Some(bytes) = resp.content_bytes() {
@@ -80,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// The request the flags describe.
 fn request(args: &Args) -> Result<RestoreRequest> {
     let mut req = if args.id.trim_start().starts_with("snip_restore(") {
-        RestoreRequest::from_call(&args.id).map_err(anyhow::Error::msg)?
+        parse_call(&args.id)?
     } else {
         RestoreRequest {
             id: args.id.clone(),
@@ -109,6 +112,21 @@ fn request(args: &Args) -> Result<RestoreRequest> {
         req.context = args.context;
     }
     Ok(req)
+}
+
+/// Parses a pasted restore call: as a marker quotes it, or JSON-escaped as it reads
+/// inside a JSON string (`snip_restore(id=\"sn_…\", mode=\"lines\", …)`, copied from
+/// a tool result or a transcript), which is unescaped once and parsed again. The
+/// escaped form never parses as it is (a value cannot start with `\`), so the two
+/// readings cannot disagree.
+fn parse_call(call: &str) -> Result<RestoreRequest> {
+    let plain = RestoreRequest::from_call(call);
+    if plain.is_err() && call.contains("\\\"") {
+        if let Ok(unescaped) = serde_json::from_str::<String>(&format!("\"{}\"", call.trim())) {
+            return RestoreRequest::from_call(&unescaped).map_err(anyhow::Error::msg);
+        }
+    }
+    plain.map_err(anyhow::Error::msg)
 }
 
 /// Parses `A:B`, `A:`, `:B` (or a single `A`, meaning from A on).
@@ -177,5 +195,29 @@ mod tests {
         assert!(range("a:b", "--bytes").is_err());
         assert!(range("", "--bytes").is_err());
         assert!(range("-1:3", "--lines").is_err());
+    }
+
+    #[test]
+    fn pasted_calls_plain_and_json_escaped() {
+        let id = "sn_0123456789abcdef01234567";
+        let plain = format!(r#"snip_restore(id="{id}", mode="lines", start=3, end=9)"#);
+        let escaped = format!(r#"snip_restore(id=\"{id}\", mode=\"lines\", start=3, end=9)"#);
+        for call in [&plain, &escaped] {
+            let r = parse_call(call).unwrap();
+            assert_eq!(
+                (r.id.as_str(), r.mode, r.start, r.end),
+                (id, RestoreMode::Lines, Some(3), Some(9))
+            );
+        }
+        // A quote inside a query, escaped once more in the JSON form.
+        let r = parse_call(&format!(
+            r#"snip_restore(id=\"{id}\", mode=\"search\", query=\"say \\\"hi\\\"\")"#
+        ))
+        .unwrap();
+        assert_eq!(r.query.as_deref(), Some(r#"say "hi""#));
+        // Malformed once unescaped: the message is about the unescaped call.
+        let e = parse_call(r#"snip_restore(id=\"sn_x\", mode=\"chars\")"#).unwrap_err();
+        assert!(e.to_string().contains("not one of bytes"), "{e}");
+        assert!(parse_call(r#"snip_restore(id=\"sn_x)"#).is_err());
     }
 }

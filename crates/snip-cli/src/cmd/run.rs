@@ -1,8 +1,10 @@
 //! `snip run [--] CMD ARGS…`: run a command as an agent's terminal would (stdout and
 //! stderr merged into one pipe), print its compressed output, exit with its status.
 //!
-//! Exit status: the command's own; 128+N when a signal N ended it; 127 with a one-line
-//! error when it cannot be started.
+//! Exit status: the command's own; 128+N when a signal N ended it; as a shell does
+//! when it cannot be started (with a one-line error): 127 when it is not found, 126
+//! when it is found but cannot be executed (not executable, a directory, not a
+//! program).
 
 use anyhow::Result;
 use std::process::{Command, ExitCode, Stdio};
@@ -40,8 +42,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Ok(c) => c,
         Err(e) => {
             drop(cmd);
-            eprintln!("snip: cannot run {program:?}: {e} (check the name and PATH)");
-            return Ok(ExitCode::from(127));
+            let (code, hint) = if e.kind() == std::io::ErrorKind::NotFound {
+                (127, "check the name and PATH")
+            } else {
+                (
+                    126,
+                    "it was found but cannot be executed: check its permissions and format",
+                )
+            };
+            eprintln!("snip: cannot run {program:?}: {e} ({hint})");
+            return Ok(ExitCode::from(code));
         }
     };
     // Close our copies of the write end, so reading ends when the command exits.

@@ -6,6 +6,7 @@
 use anyhow::{bail, Result};
 use snip_store::{Stats, StoreHandle};
 use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
@@ -27,28 +28,39 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => None,
         Some(s) => Some(SystemTime::now() - parse_duration(s)?),
     };
-    let store = match snip_store::open_from_env() {
-        StoreHandle::Open(s) => s,
-        StoreHandle::Disabled => {
-            println!("snip stats: the store is off (SNIP_STORE=0), so no ledger is kept");
+    let store = match crate::common::existing_store() {
+        Ok(StoreHandle::Open(s)) => s,
+        Err(dir) => {
+            // No store yet: nothing was recorded, and nothing is created.
+            let since_ms = since
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis() as u64);
+            let stats = Stats::from_rows(&[], since_ms, |_| false);
+            return print_stats(&stats, &dir, &args);
+        }
+        Ok(StoreHandle::Disabled) => {
+            crate::common::print(
+                "snip stats: the store is off (SNIP_STORE=0), so no ledger is kept\n",
+            )?;
             return Ok(ExitCode::SUCCESS);
         }
-        StoreHandle::Unavailable(why) => bail!("stats: {why}"),
+        Ok(StoreHandle::Unavailable(why)) => bail!("stats: {why}"),
     };
-    let stats = store.stats(since);
+    print_stats(&store.stats(since), store.dir(), &args)
+}
+
+/// Prints the summary of the store in `dir`, as text or JSON.
+fn print_stats(stats: &Stats, dir: &Path, args: &Args) -> Result<ExitCode> {
     if args.json {
-        let mut v = serde_json::to_value(&stats)?;
-        v["store"] = store.dir().display().to_string().into();
-        println!("{v}");
+        let mut v = serde_json::to_value(stats)?;
+        v["store"] = dir.display().to_string().into();
+        crate::common::print(format!("{v}\n"))?;
     } else {
-        print!(
-            "{}",
-            render(
-                &stats,
-                &store.dir().display().to_string(),
-                args.since.as_deref()
-            )
-        );
+        crate::common::print(render(
+            stats,
+            &dir.display().to_string(),
+            args.since.as_deref(),
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -29,14 +29,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let host = args.host.name();
     if changes.is_empty() {
-        println!(
-            "snip is not installed for {host} (scope {:?}); nothing changed",
+        crate::common::print(format!(
+            "snip is not installed for {host} (scope {:?}); nothing changed\n",
             args.scope
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    for path in config_file::apply_uninstall(changes, args.dry_run)? {
-        println!("restored {}", path.display());
-    }
+    let text: String = config_file::apply_uninstall(changes, args.dry_run)?
+        .iter()
+        .map(|p| format!("restored {}\n", p.display()))
+        .collect();
+    crate::common::print(text)?;
     Ok(ExitCode::SUCCESS)
 }

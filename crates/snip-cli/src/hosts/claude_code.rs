@@ -8,7 +8,7 @@
 //!
 //! | tool | fields replaced |
 //! |---|---|
-//! | `Bash`, `PowerShell` | `stdout`, `stderr` (other keys kept) |
+//! | `Bash`, `PowerShell` | `stdout`, `stderr`, within one budget together (other keys kept) |
 //! | `Read` (`type: "text"`) | `file.content` |
 //! | `Grep` | `content`, and `filenames` when long |
 //! | `Glob` | `filenames` when long |
@@ -76,27 +76,54 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
 /// output to a file (`persistedOutputPath`), `stdout` holds only a preview: the file is
 /// read back, compressed, and the persisted keys are dropped so the model sees the
 /// compressed whole instead of a 2 KB preview.
+///
+/// The model reads `stdout` and `stderr` together, so they share one budget
+/// (`SNIP_MAX_BYTES`): the shorter stream may use up to half of it, the longer one
+/// what the shorter one left (at least half). A stream that fits is left as it is.
 fn shell_output(response: &Value, source: &str) -> Option<Value> {
     let mut obj = response.as_object()?.clone();
+    let persisted = response.get("persistedOutputPath").and_then(Value::as_str);
+    let stdout = match persisted {
+        Some(path) => Some(read_persisted(path)?),
+        None => obj.get("stdout").and_then(Value::as_str).map(str::to_owned),
+    };
+    let stderr = obj.get("stderr").and_then(Value::as_str).map(str::to_owned);
+    let budget = crate::common::core_config().ok()?.max_bytes;
+    let len = |t: &Option<String>| t.as_deref().map_or(0, str::len);
+    let stdout_first = len(&stdout) <= len(&stderr);
+    let (first, second) = if stdout_first {
+        (&stdout, &stderr)
+    } else {
+        (&stderr, &stdout)
+    };
+    let first_out = first
+        .as_deref()
+        .and_then(|t| engine::compress_str_within(t, source, budget / 2));
+    let first_len = first_out.as_ref().map_or(len(first), String::len);
+    let second_budget = budget.saturating_sub(first_len).max(budget / 2);
+    let second_out = second
+        .as_deref()
+        .and_then(|t| engine::compress_str_within(t, source, second_budget));
+    let (new_stdout, new_stderr) = if stdout_first {
+        (first_out, second_out)
+    } else {
+        (second_out, first_out)
+    };
     let mut changed = false;
-    if let Some(path) = obj.get("persistedOutputPath").and_then(Value::as_str) {
-        let full = read_persisted(path)?;
-        let compressed = engine::compress_str(&full, source)?;
-        obj.insert("stdout".into(), Value::String(compressed));
+    if let Some(c) = new_stdout {
+        obj.insert("stdout".into(), Value::String(c));
+        changed = true;
+    } else if persisted.is_some() {
+        // Nothing shrank: Claude Code's preview stays.
+        return None;
+    }
+    if persisted.is_some() {
         obj.remove("persistedOutputPath");
         obj.remove("persistedOutputSize");
-        changed = true;
-    } else if let Some(stdout) = obj.get("stdout").and_then(Value::as_str) {
-        if let Some(c) = engine::compress_str(stdout, source) {
-            obj.insert("stdout".into(), Value::String(c));
-            changed = true;
-        }
     }
-    if let Some(stderr) = obj.get("stderr").and_then(Value::as_str) {
-        if let Some(c) = engine::compress_str(stderr, source) {
-            obj.insert("stderr".into(), Value::String(c));
-            changed = true;
-        }
+    if let Some(c) = new_stderr {
+        obj.insert("stderr".into(), Value::String(c));
+        changed = true;
     }
     // The schema requires these three; a payload without them is not a Bash result.
     let well_formed = obj.get("stdout").is_some_and(Value::is_string)
@@ -235,6 +262,7 @@ pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value
     if command.trim().is_empty()
         || input.get("run_in_background").and_then(Value::as_bool) == Some(true)
         || changes_shell_state(command)
+        || starts_background_job(command)
     {
         return None;
     }
@@ -282,6 +310,44 @@ pub fn changes_shell_state(command: &str) -> bool {
     })
 }
 
+/// True when `command` starts a background job: a `&` control operator outside
+/// quotes (`server &`, `a & b`; not `&&`, `>&`, `2>&1`, `&>`, `|&`, `;&`), or a
+/// `coproc`. Wrapped in `snip run`, such a job would keep the output pipe open and
+/// `snip run` would wait for it to end. Conservative: a `&` in a comment or a here
+/// document also counts, which only means "not wrapped".
+pub fn starts_background_job(command: &str) -> bool {
+    let b = command.as_bytes();
+    let (mut i, mut prev) = (0, b' ');
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1, // the next byte is literal
+            b'\'' => {
+                // Single quotes: nothing is special up to the closing quote.
+                i += b[i + 1..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(b.len(), |n| n + 1);
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'&' if b.get(i + 1) == Some(&b'&') => i += 1, // `&&`
+            b'&' if matches!(prev, b'>' | b'<' | b'|' | b';') || b.get(i + 1) == Some(&b'>') => {}
+            b'&' => return true,
+            _ => {}
+        }
+        prev = b.get(i).copied().unwrap_or(b' ');
+        i += 1;
+    }
+    let separators = |c: char| matches!(c, ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}');
+    command
+        .split(separators)
+        .any(|segment| segment.split_whitespace().next() == Some("coproc"))
+}
+
 fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
@@ -322,6 +388,36 @@ mod tests {
         }
         for c in ["ls -la", "cargo test 2>&1 | tail", "A=1 make", "echo cd"] {
             assert!(!changes_shell_state(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn background_jobs_are_seen() {
+        for c in [
+            "sleep 100 &",
+            "npm run dev & sleep 2; curl localhost:3000",
+            "(server &)",
+            "a && b &",
+            "python -m http.server 8000 &\n",
+            "coproc cat",
+            "echo x; coproc { cat; }",
+        ] {
+            assert!(starts_background_job(c), "{c}");
+        }
+        for c in [
+            "cargo test 2>&1",
+            "make && make install",
+            "cmd >& out.log",
+            "cmd &> out.log",
+            "cmd |& tee log",
+            "cmd <&3",
+            "echo 'a & b'",
+            "echo \"a & b\" \\& c",
+            "echo \"it's \\\" & \"",
+            "case x in a) echo;& esac",
+            "echo coproc",
+        ] {
+            assert!(!starts_background_job(c), "{c}");
         }
     }
 

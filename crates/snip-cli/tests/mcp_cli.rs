@@ -1,0 +1,58 @@
+//! `snip mcp` on raw stdio: what a line that is not a JSON-RPC message gets (see
+//! docs/mcp.md, "Malformed input"). The full client tests are `tests/mcp/` (Python).
+
+use serde_json::Value;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+#[test]
+fn unparsable_lines_are_ignored_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
+        .arg("mcp")
+        .env("SNIP_STORE_DIR", dir.path().join("store"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let mut send = |line: &str| writeln!(stdin, "{line}").unwrap();
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a reply from snip mcp");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    // Not JSON, before the handshake: no reply (else it would come before this one).
+    send("this is not JSON");
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    assert_eq!(next()["id"], 1);
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // Not JSON in session: no reply; the session goes on.
+    send("{oops");
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    let v = next();
+    assert_eq!((v["id"].as_i64(), v.get("error")), (Some(2), None), "{v}");
+    // JSON that is not a JSON-RPC message: Invalid Request (-32600), without an id.
+    send(r#"{"foo":1}"#);
+    let v = next();
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(v.get("id").is_none_or(Value::is_null), "{v}");
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    assert_eq!(next()["id"], 3);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
