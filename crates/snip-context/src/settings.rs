@@ -63,16 +63,32 @@ impl ContextSettings {
         if let Some(v) = lookup("SNIP_CONTEXT_ENABLED") {
             s.enabled = v.trim().is_empty() || parse_bool("SNIP_CONTEXT_ENABLED", &v)?;
         }
-        let set = |field: &mut usize, name: &str| -> Result<(), ConfigError> {
-            if let Some(v) = parse_usize(&lookup, name)? {
+        let set = |field: &mut usize, name: &str, expected: &str| -> Result<(), ConfigError> {
+            if let Some(v) = parse_usize(&lookup, name, expected)? {
                 *field = v;
             }
             Ok(())
         };
-        set(&mut s.keep_last, "SNIP_CONTEXT_KEEP_LAST")?;
-        set(&mut s.min_messages, "SNIP_CONTEXT_MIN_MESSAGES")?;
-        set(&mut s.min_chars, "SNIP_CONTEXT_MIN_CHARS")?;
-        set(&mut s.batch, "SNIP_CONTEXT_BATCH")?;
+        set(
+            &mut s.keep_last,
+            "SNIP_CONTEXT_KEEP_LAST",
+            "a whole number of tool results, e.g. 20",
+        )?;
+        set(
+            &mut s.min_messages,
+            "SNIP_CONTEXT_MIN_MESSAGES",
+            "a whole number of messages, e.g. 16",
+        )?;
+        set(
+            &mut s.min_chars,
+            "SNIP_CONTEXT_MIN_CHARS",
+            "a whole number of characters, e.g. 300",
+        )?;
+        set(
+            &mut s.batch,
+            "SNIP_CONTEXT_BATCH",
+            "a whole number of tool results, at least 1, e.g. 10",
+        )?;
         if s.batch == 0 {
             return Err(ConfigError::new(
                 "SNIP_CONTEXT_BATCH",

@@ -74,7 +74,12 @@ impl Config {
     /// # Errors
     /// [`ConfigError`] naming the first variable whose value does not parse.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let max = parse_usize(&lookup, "SNIP_MAX_BYTES")?.unwrap_or(DEFAULT_MAX_BYTES);
+        let max = parse_usize(
+            &lookup,
+            "SNIP_MAX_BYTES",
+            "a whole number of bytes, e.g. 24576",
+        )?
+        .unwrap_or(DEFAULT_MAX_BYTES);
         if max < 256 {
             return Err(ConfigError::new(
                 "SNIP_MAX_BYTES",
@@ -86,21 +91,46 @@ impl Config {
         if let Some(v) = lookup("SNIP_ENABLED") {
             c.enabled = parse_bool("SNIP_ENABLED", &v)?;
         }
-        let set = |field: &mut usize, name: &str| -> Result<(), ConfigError> {
-            if let Some(v) = parse_usize(&lookup, name)? {
+        let set = |field: &mut usize, name: &str, expected: &str| -> Result<(), ConfigError> {
+            if let Some(v) = parse_usize(&lookup, name, expected)? {
                 *field = v;
             }
             Ok(())
         };
-        set(&mut c.head_bytes, "SNIP_HEAD_BYTES")?;
-        set(&mut c.tail_bytes, "SNIP_TAIL_BYTES")?;
-        set(&mut c.salient_bytes, "SNIP_SALIENT_BYTES")?;
-        set(&mut c.salient_context, "SNIP_SALIENT_CONTEXT")?;
-        set(&mut c.traceback_head_frames, "SNIP_TRACEBACK_HEAD")?;
-        set(&mut c.traceback_tail_frames, "SNIP_TRACEBACK_TAIL")?;
-        set(&mut c.repeat_min, "SNIP_REPEAT_MIN")?;
-        set(&mut c.json_string_keep, "SNIP_JSON_STRING_KEEP")?;
-        set(&mut c.json_array_keep, "SNIP_JSON_ARRAY_KEEP")?;
+        const BYTES: &str = "a whole number of bytes";
+        set(&mut c.head_bytes, "SNIP_HEAD_BYTES", BYTES)?;
+        set(&mut c.tail_bytes, "SNIP_TAIL_BYTES", BYTES)?;
+        set(&mut c.salient_bytes, "SNIP_SALIENT_BYTES", BYTES)?;
+        set(
+            &mut c.salient_context,
+            "SNIP_SALIENT_CONTEXT",
+            "a whole number of lines, e.g. 1",
+        )?;
+        set(
+            &mut c.traceback_head_frames,
+            "SNIP_TRACEBACK_HEAD",
+            "a whole number of frames, e.g. 6",
+        )?;
+        set(
+            &mut c.traceback_tail_frames,
+            "SNIP_TRACEBACK_TAIL",
+            "a whole number of frames, e.g. 12",
+        )?;
+        set(
+            &mut c.repeat_min,
+            "SNIP_REPEAT_MIN",
+            "a whole number of lines, at least 2, e.g. 3",
+        )?;
+        set(
+            &mut c.json_string_keep,
+            "SNIP_JSON_STRING_KEEP",
+            "a whole number of bytes, e.g. 512",
+        )?;
+        set(
+            &mut c.json_array_keep,
+            "SNIP_JSON_ARRAY_KEEP",
+            "a whole number of items, e.g. 3",
+        )?;
         if c.repeat_min < 2 {
             return Err(ConfigError::new(
                 "SNIP_REPEAT_MIN",
@@ -181,10 +211,12 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// Parses a `usize` variable; `None` when unset or empty.
+/// Parses a `usize` variable; `None` when unset or empty. `expected` says what the
+/// value counts, for the error (e.g. `"a whole number of lines, e.g. 1"`).
 pub fn parse_usize(
     lookup: &impl Fn(&str) -> Option<String>,
     name: &str,
+    expected: &str,
 ) -> Result<Option<usize>, ConfigError> {
     match lookup(name) {
         None => Ok(None),
@@ -194,7 +226,7 @@ pub fn parse_usize(
             .replace('_', "")
             .parse::<usize>()
             .map(Some)
-            .map_err(|_| ConfigError::new(name, &v, "a whole number of bytes, e.g. 24576")),
+            .map_err(|_| ConfigError::new(name, &v, expected)),
     }
 }
 
@@ -208,5 +240,36 @@ pub fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
             v,
             "1 or 0 (true/false, yes/no, on/off)",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(name: &str, value: &str) -> String {
+        let (name, value) = (name.to_string(), value.to_string());
+        Config::from_lookup(|k| (k == name).then(|| value.clone()))
+            .expect_err("a bad value is refused")
+            .to_string()
+    }
+
+    /// Each variable's error names it and the unit it counts.
+    #[test]
+    fn errors_name_the_variable_and_its_unit() {
+        for (name, unit) in [
+            ("SNIP_MAX_BYTES", "bytes"),
+            ("SNIP_HEAD_BYTES", "bytes"),
+            ("SNIP_SALIENT_CONTEXT", "lines"),
+            ("SNIP_TRACEBACK_HEAD", "frames"),
+            ("SNIP_TRACEBACK_TAIL", "frames"),
+            ("SNIP_REPEAT_MIN", "lines"),
+            ("SNIP_JSON_ARRAY_KEEP", "items"),
+        ] {
+            let e = error(name, "lots");
+            assert!(e.contains(name) && e.contains(unit), "{name}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        assert!(Config::from_lookup(|_| None).is_ok());
     }
 }
