@@ -52,6 +52,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The Claude Code hook runs after every tool call: skip building the whole
+    // command-line parser for it (a measurable share of a short process's life).
+    let mut args = std::env::args_os().skip(1);
+    if let (Some(a), Some(b), None) = (args.next(), args.next(), args.next()) {
+        if a == "hook" && b == "claude-code" {
+            return finish(cmd::hook::run(cmd::hook::Args {
+                host: cmd::hook::Host::ClaudeCode,
+            }));
+        }
+    }
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Some(msg) = misplaced_filter_flag(&matches) {
@@ -84,6 +94,11 @@ fn main() -> ExitCode {
         Some(Command::Uninstall(a)) => cmd::uninstall::run(a),
         Some(Command::Context(a)) => cmd::context::run(a),
     };
+    finish(result)
+}
+
+/// The exit status of a subcommand's result; an error gets one line on stderr.
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
