@@ -378,9 +378,10 @@ impl StreamCompressor {
         }
         self.after = 0;
         let cost = l.size() + 220;
+        // The budget test first: once the islands are full, no line is scanned.
         if small
-            && head_tail_elide::salience(&l.text) >= 2
             && self.islands_used + cost <= self.config.salient_bytes
+            && head_tail_elide::salience(&l.text) >= 2
         {
             let before = if self.config.salient_context > 0 {
                 self.gap_tail.take()
