@@ -108,6 +108,21 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         kinds.push(kind);
         prev = kind;
     }
+    // Most documents hold no run long enough to elide: nothing to rebuild.
+    let need = keep_head + keep_tail + 1;
+    let mut longest = 0usize;
+    let mut starts_in_run = 0usize;
+    for k in &kinds {
+        match k {
+            Kind::Start => starts_in_run += 1,
+            Kind::Cont => {}
+            Kind::Other => starts_in_run = 0,
+        }
+        longest = longest.max(starts_in_run);
+    }
+    if longest <= need {
+        return (0, 0);
+    }
     let eol = doc.dominant_eol();
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
