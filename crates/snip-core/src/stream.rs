@@ -75,6 +75,8 @@ pub struct StreamCompressor {
     /// The last line added to the gap (may become context before an island).
     gap_tail: Option<SLine>,
     islands_used: usize,
+    /// Shapes of the salient lines kept as islands (one island per shape).
+    island_shapes: Vec<u64>,
     after: usize,
     eol: Option<Eol>,
     frames: u64,
@@ -99,6 +101,7 @@ impl StreamCompressor {
             run_last: (0, 0),
             gap_tail: None,
             islands_used: 0,
+            island_shapes: Vec::new(),
             after: 0,
             eol: None,
             frames: 0,
@@ -382,7 +385,13 @@ impl StreamCompressor {
         if small
             && self.islands_used + cost <= self.config.salient_bytes
             && head_tail_elide::salience(&l.text) >= 2
+            && !self
+                .island_shapes
+                .contains(&head_tail_elide::shape(&l.text))
         {
+            if self.island_shapes.len() < 256 {
+                self.island_shapes.push(head_tail_elide::shape(&l.text));
+            }
             let before = if self.config.salient_context > 0 {
                 self.gap_tail.take()
             } else {

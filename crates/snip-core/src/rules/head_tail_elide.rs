@@ -123,6 +123,31 @@ pub(crate) fn salience(t: &[u8]) -> u8 {
     best
 }
 
+/// A line's *shape*: a hash of its bytes with every run of ASCII digits read as one
+/// `0`, so `error: failure 17 at 0x1f` and `error: failure 18 at 0x2a` share a shape.
+/// One island per shape: a hundred numbered copies of one error keep the first, and
+/// the island budget goes to different lines (the traceback further down).
+pub(crate) fn shape(t: &[u8]) -> u64 {
+    // FNV-1a, 64-bit.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut in_digits = false;
+    for &c in t {
+        let c = if c.is_ascii_digit() {
+            if in_digits {
+                continue;
+            }
+            in_digits = true;
+            b'0'
+        } else {
+            in_digits = false;
+            c
+        };
+        h ^= u64::from(c);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
 /// Longest line an island may hold (bytes); longer salient lines are left elided.
 pub(crate) const ISLAND_LINE_MAX: usize = 1024;
 
@@ -270,10 +295,11 @@ pub(crate) fn apply(
     let ctx = config.salient_context;
     let mut keep = vec![false; middle.len()];
     let mut used = 0usize;
-    let mut seen: Vec<&[u8]> = Vec::new();
+    let mut seen: Vec<u64> = Vec::new();
     for &(_, i) in &cands {
         let text = &doc.buf[middle[i].start..middle[i].end];
-        if keep[i] || seen.contains(&text) {
+        let key = shape(text);
+        if keep[i] || seen.contains(&key) {
             continue;
         }
         let a = i.saturating_sub(ctx);
@@ -299,8 +325,8 @@ pub(crate) fn apply(
             }
         }
         used += cost;
-        if seen.len() < 64 {
-            seen.push(text);
+        if seen.len() < 256 {
+            seen.push(key);
         }
     }
 
