@@ -88,7 +88,8 @@ impl Config {
             ));
         }
         let mut c = Config::with_budget(max);
-        if let Some(v) = lookup("SNIP_ENABLED") {
+        // Empty means unset, as for every other variable (`SNIP_ENABLED=` keeps snip on).
+        if let Some(v) = lookup("SNIP_ENABLED").filter(|v| !v.trim().is_empty()) {
             c.enabled = parse_bool("SNIP_ENABLED", &v)?;
         }
         let set = |field: &mut usize, name: &str, expected: &str| -> Result<(), ConfigError> {
@@ -271,5 +272,13 @@ mod tests {
             assert!(!e.contains('\n'), "one line: {e}");
         }
         assert!(Config::from_lookup(|_| None).is_ok());
+    }
+
+    #[test]
+    fn empty_means_unset() {
+        let c = Config::from_lookup(|k| (k == "SNIP_ENABLED").then(String::new)).unwrap();
+        assert!(c.enabled, "SNIP_ENABLED= keeps snip on");
+        let off = Config::from_lookup(|k| (k == "SNIP_ENABLED").then(|| "0".into())).unwrap();
+        assert!(!off.enabled);
     }
 }

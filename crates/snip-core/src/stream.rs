@@ -10,6 +10,11 @@
 //! after them, within `salient_bytes`. Every gap gets a marker with original line
 //! numbers (1-based, inclusive) and byte offsets (0-based, half-open).
 //!
+//! A stream whose first window is a diff (as `diff-protect` detects it) or opens a JSON
+//! document spanning lines is passed through byte for byte: eliding lines would change
+//! the diff or break the JSON. JSON Lines (one document per line) are elided by whole
+//! lines as text.
+//!
 //! Differences from the in-memory pipeline, by design: redraws that span two windows
 //! are rendered per window, `traceback-keep` does not run, and the original is not
 //! retained (markers say so), since a stream may be far larger than the store's
@@ -18,7 +23,7 @@
 
 use crate::doc::{Doc, Eol, RawIndex};
 use crate::marker::{Marker, RestoreCall};
-use crate::rules::{ansi_strip, head_tail_elide, terminal_render};
+use crate::rules::{ansi_strip, diff_protect, head_tail_elide, json_fields, terminal_render};
 use crate::Config;
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -51,10 +56,28 @@ struct Gap {
 }
 
 enum Phase {
+    /// A diff, or a JSON document spanning lines: passed through byte for byte (a
+    /// stream cannot keep a diff intact or JSON valid while eliding lines).
+    Verbatim,
     /// Holding lines until the stream proves longer than the budget.
     Buffering(Vec<SLine>, usize),
     /// Head written; tail in a ring; the middle elided with islands.
     Eliding,
+}
+
+/// Whether the stream's first window opens a JSON document that spans lines, which
+/// eliding whole lines would break: it starts with `{` or `[` and its first non-blank
+/// line is not a JSON value by itself (JSON Lines are cut between lines, each line
+/// staying a valid document).
+fn opens_multiline_json(w: &[u8]) -> bool {
+    let Some(p) = w.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return false;
+    };
+    if !matches!(w[p], b'{' | b'[') {
+        return false;
+    }
+    let end = memchr::memchr(b'\n', &w[p..]).map_or(w.len(), |k| p + k);
+    !json_fields::is_json(&w[p..end])
 }
 
 /// Compresses a stream pushed in chunks; writes output as soon as it is final.
@@ -116,6 +139,10 @@ impl StreamCompressor {
     /// Only errors of `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut dyn Write) -> io::Result<()> {
         self.total += chunk.len() as u64;
+        if matches!(self.phase, Phase::Verbatim) {
+            out.write_all(&std::mem::take(&mut self.pending))?;
+            return out.write_all(chunk);
+        }
         self.pending.extend_from_slice(chunk);
         while self.pending.len() >= WINDOW {
             let cut = match memchr::memrchr(b'\n', &self.pending) {
@@ -139,6 +166,9 @@ impl StreamCompressor {
         let rest = std::mem::take(&mut self.pending);
         if !rest.is_empty() {
             self.window(&rest, out)?;
+        }
+        if matches!(self.phase, Phase::Verbatim) {
+            return Ok(());
         }
         self.flush_run(out)?;
         match std::mem::replace(&mut self.phase, Phase::Eliding) {
@@ -170,6 +200,7 @@ impl StreamCompressor {
                     out.write_all(eol.bytes())?;
                 }
             }
+            Phase::Verbatim => return Ok(()),
         }
         if let Some(m) = Marker::lossless_footer(self.frames, self.escapes, None) {
             out.write_all(m.render(None).as_bytes())?;
@@ -187,6 +218,13 @@ impl StreamCompressor {
     }
 
     fn window(&mut self, raw: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        if self.base_off == 0 && (diff_protect::is_diff(raw) || opens_multiline_json(raw)) {
+            self.phase = Phase::Verbatim;
+        }
+        if matches!(self.phase, Phase::Verbatim) {
+            self.base_off += raw.len() as u64;
+            return out.write_all(raw);
+        }
         let (mut doc, mut raw_offsets) = match terminal_render::render(raw) {
             Some(r) => {
                 self.frames += r.frames_removed;
@@ -357,6 +395,11 @@ impl StreamCompressor {
                 Ok(())
             }
             Phase::Eliding => self.push_ring(l, out),
+            // Verbatim streams never reach the line selector.
+            Phase::Verbatim => {
+                out.write_all(&l.text)?;
+                out.write_all(l.eol.bytes())
+            }
         }
     }
 

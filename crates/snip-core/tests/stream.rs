@@ -94,3 +94,45 @@ fn a_single_huge_line_is_cut_into_bounded_pieces() {
         out.len()
     );
 }
+
+/// Diffs and JSON documents that span lines pass through byte for byte (eliding lines
+/// would change the diff or break the JSON); JSON Lines are elided by whole lines.
+#[test]
+fn diffs_and_multiline_json_pass_through_whole() {
+    let mut diff =
+        b"diff --git a/big.txt b/big.txt\n--- a/big.txt\n+++ b/big.txt\n@@ -1,90000 +1,90000 @@\n"
+            .to_vec();
+    for i in 0..90_000 {
+        diff.extend_from_slice(format!("-old line {i}\n+new line {i}\n").as_bytes());
+    }
+    assert!(diff.len() > 2 * WINDOW);
+    assert_eq!(run(&diff, 64 * 1024), diff);
+
+    let mut json = b"{\n  \"packages\": [\n".to_vec();
+    for i in 0..60_000 {
+        json.extend_from_slice(
+            format!("    {{\"name\": \"pkg-{i}\", \"ok\": true}},\n").as_bytes(),
+        );
+    }
+    json.extend_from_slice(b"    {\"name\": \"last\", \"ok\": true}\n  ]\n}\n");
+    assert!(json.len() > 2 * WINDOW);
+    let out = run(&json, 64 * 1024);
+    assert_eq!(out, json);
+    serde_json::from_slice::<serde_json::Value>(&out).expect("still JSON");
+
+    let mut lines = Vec::new();
+    for i in 0..60_000 {
+        lines.extend_from_slice(format!("{{\"event\": \"tick\", \"n\": {i}}}\n").as_bytes());
+    }
+    let out = run(&lines, 64 * 1024);
+    assert!(
+        out.len() <= Config::default().max_bytes + 512,
+        "{}",
+        out.len()
+    );
+    for l in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        if !l.starts_with(b"[snip:") {
+            serde_json::from_slice::<serde_json::Value>(l).expect("each kept line is JSON");
+        }
+    }
+}
