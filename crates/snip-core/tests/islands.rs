@@ -24,14 +24,24 @@ fn log() -> Vec<u8> {
 
 fn check(out: &[u8], path: &str) {
     let text = String::from_utf8_lossy(out);
-    assert!(text.contains("error: failure 40000"), "{path}: the first copy");
+    assert!(
+        text.contains("error: failure 40000"),
+        "{path}: the first copy"
+    );
     assert!(
         !text.contains("error: failure 40050"),
         "{path}: copies of one shape share one island"
     );
-    assert!(text.contains("Traceback (most recent call last):"), "{path}");
+    assert!(
+        text.contains("Traceback (most recent call last):"),
+        "{path}"
+    );
     assert!(text.contains("ValueError: the real cause"), "{path}");
-    assert!(out.len() <= Config::default().max_bytes, "{path}: {}", out.len());
+    assert!(
+        out.len() <= Config::default().max_bytes,
+        "{path}: {}",
+        out.len()
+    );
 }
 
 #[test]
