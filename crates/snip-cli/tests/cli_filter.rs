@@ -304,3 +304,63 @@ fn format_is_the_filters_flag_and_run_rejects_it() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["output"], "hello\n");
 }
+
+/// A bad core setting loses nothing: the input passes through, one line says why.
+#[test]
+fn filter_with_a_bad_setting_passes_the_input_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = capture("rsync-progress-tty.txt");
+    let mut cmd = snip(dir.path());
+    cmd.env("SNIP_MAX_BYTES", "lots");
+    let o = pipe(cmd, &input);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout, input);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("SNIP_MAX_BYTES") && err.contains("unchanged"),
+        "{err}"
+    );
+}
+
+/// Over the budget with an original the store cannot keep: lossless rules only, and
+/// one line on stderr says why the output is over the budget.
+#[test]
+fn an_original_the_store_cannot_keep_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = capture("ls-laR-site-packages-notty.txt");
+    let mut cmd = snip(dir.path());
+    cmd.env("SNIP_STORE_MAX_ENTRY_BYTES", "1000");
+    let o = pipe(cmd, &input);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.len() > 24_576, "lossless only: {}", o.stdout.len());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("could not be stored"), "{err}");
+    assert!(err.contains("SNIP_STORE=0"), "{err}");
+}
+
+/// A JSON document past the in-memory cap is still read whole and elided inside, so
+/// the output stays valid JSON (a stream could only pass it through).
+#[test]
+fn a_large_json_document_stays_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut json = b"{\n  \"packages\": [\n".to_vec();
+    let mut i = 0;
+    while json.len() < 17 * 1024 * 1024 {
+        json.extend_from_slice(
+            format!("    {{\"name\": \"pkg-{i}\", \"version\": \"1.0.{i}\", \"ok\": true}},\n")
+                .as_bytes(),
+        );
+        i += 1;
+    }
+    json.extend_from_slice(b"    {\"name\": \"last\", \"ok\": true}\n  ]\n}\n");
+    let o = pipe(snip(dir.path()), &json);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stdout.len() < 64 * 1024, "{}", o.stdout.len());
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("valid JSON");
+}

@@ -1,9 +1,11 @@
 //! `snip` / `snip filter`: compress stdin to stdout.
 //!
 //! Inputs up to [`IN_MEMORY_MAX`] bytes are compressed in memory with the full
-//! pipeline, and their originals are kept in the store. A longer stream is compressed
-//! as it arrives ([`snip_core::stream`]): memory stays bounded however long it is, and
-//! its markers say the original is not retained.
+//! pipeline, and their originals are kept in the store; so is a JSON document up to
+//! [`DOCUMENT_IN_MEMORY_MAX`] bytes (it can only be elided whole). A longer stream is
+//! compressed as it arrives ([`snip_core::stream`]): memory stays bounded however long
+//! it is, its markers say the original is not retained, and a diff or JSON document
+//! passes through byte for byte.
 
 use anyhow::{Context, Result};
 use serde_json::json;
@@ -37,14 +39,40 @@ pub struct Args {
     pub source: String,
 }
 
-/// Reads stdin, compresses it, writes the result to stdout.
+/// Reads stdin, compresses it, writes the result to stdout. A bad `SNIP_*` setting
+/// loses nothing: one line on stderr, and the input passes through unchanged (a JSON
+/// receipt says `failed_open`), with status 0.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let config = crate::common::core_config()?;
-    let stdin = std::io::stdin().lock();
+    let mut stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
+    let config = match crate::common::core_config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("snip: {e:#}; the input passes through unchanged");
+            match args.format {
+                Format::Text => {
+                    std::io::copy(&mut stdin, &mut out).context("passing the input through")?;
+                }
+                Format::Json => {
+                    let mut buf = Vec::new();
+                    stdin.read_to_end(&mut buf).context("reading input")?;
+                    let mut o = Outcome::unchanged(&buf);
+                    o.failed_open = Some(format!("{e:#}"));
+                    serde_json::to_writer(&mut out, &receipt(&o))?;
+                    out.write_all(b"\n")?;
+                }
+            }
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     compress_reader(stdin, &mut out, &config, &args.source, args.format)?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// A document streaming would have to pass through whole (a diff, a JSON document)
+/// is compressed in memory up to this many bytes, where its own rules apply.
+pub const DOCUMENT_IN_MEMORY_MAX: usize = 64 * 1024 * 1024;
 
 /// Reads `input` to its end and writes its compressed form to `out`: in memory (and
 /// retained in the store) up to [`IN_MEMORY_MAX`] bytes, as a stream beyond that
@@ -64,7 +92,17 @@ pub fn compress_reader(
         .take(IN_MEMORY_MAX as u64 + 1)
         .read_to_end(&mut buf)
         .context("reading input")?;
-    if buf.len() > IN_MEMORY_MAX && format == Format::Text && config.enabled {
+    // A JSON document past the cap: read it whole (up to a larger cap) so that
+    // `json-fields` can elide inside it; a stream could only pass it through.
+    let mut cap = IN_MEMORY_MAX;
+    if buf.len() > IN_MEMORY_MAX && format == Format::Text && starts_a_json_document(&buf) {
+        (&mut input)
+            .take((DOCUMENT_IN_MEMORY_MAX - buf.len()) as u64 + 1)
+            .read_to_end(&mut buf)
+            .context("reading input")?;
+        cap = DOCUMENT_IN_MEMORY_MAX;
+    }
+    if buf.len() > cap && format == Format::Text && config.enabled {
         let mut s = snip_core::stream::StreamCompressor::new(config);
         // In window-sized pieces, so the compressor never holds a second copy.
         for piece in buf.chunks(snip_core::stream::WINDOW) {
@@ -97,6 +135,16 @@ pub fn compress_reader(
     if let Some(why) = &outcome.failed_open {
         eprintln!("snip: {why}; the output is the original");
     }
+    if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
+        if outcome.output.len() > config.max_bytes {
+            // Lossy elision needs a kept original: say why the output is this long.
+            eprintln!(
+                "snip: the original could not be stored ({reason}); only lossless rules applied, {} bytes out (budget {}): free or fix the store, or set SNIP_STORE=0 to elide without keeping originals",
+                outcome.output.len(),
+                config.max_bytes
+            );
+        }
+    }
     match format {
         Format::Text => out.write_all(&outcome.output)?,
         Format::Json => {
@@ -106,6 +154,23 @@ pub fn compress_reader(
     }
     out.flush()?;
     Ok(())
+}
+
+/// Whether `buf` (the first bytes of an input) opens a JSON document: `{` or `[` after
+/// optional whitespace, and a first line that is not a complete value by itself (JSON
+/// Lines are fine to stream).
+fn starts_a_json_document(buf: &[u8]) -> bool {
+    let Some(p) = buf.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return false;
+    };
+    if !matches!(buf[p], b'{' | b'[') {
+        return false;
+    }
+    let end = buf[p..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(buf.len(), |k| p + k);
+    !snip_core::rules::json_fields::is_json(&buf[p..end])
 }
 
 /// The JSON receipt of one call (see `docs/cli.md`). `output` is the output as text:
