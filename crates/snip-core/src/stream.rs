@@ -53,6 +53,8 @@ struct Gap {
     first: Option<(u64, u64)>, // (src line, raw start)
     last: (u64, u64),          // (src line, raw end)
     lines: u64,
+    /// It holds a piece of a line cut for length (not the line's last piece).
+    pieces: bool,
 }
 
 enum Phase {
@@ -468,6 +470,7 @@ impl StreamCompressor {
         }
         self.gap.last = (l.src.1, l.raw.1);
         self.gap.lines += 1;
+        self.gap.pieces |= l.eol == Eol::None;
     }
 
     fn close_gap(&mut self, out: &mut dyn Write) -> io::Result<()> {
@@ -475,12 +478,18 @@ impl StreamCompressor {
             return Ok(());
         };
         let (b, e) = self.gap.last;
-        let m = Marker {
-            what: format!(
+        let what = if a == b && self.gap.pieces {
+            // The middle of one long line, whose ends are shown.
+            format!("{} bytes elided from line {}", e - s, a + 1)
+        } else {
+            format!(
                 "{} ({} bytes) elided",
                 crate::rules::head_tail_elide::lines_word(b - a + 1),
                 e - s
-            ),
+            )
+        };
+        let m = Marker {
+            what,
             rule: "head-tail-elide",
             lines: Some((a + 1, b + 1)),
             bytes: Some((s, e)),

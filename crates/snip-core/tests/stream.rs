@@ -136,3 +136,19 @@ fn diffs_and_multiline_json_pass_through_whole() {
         }
     }
 }
+
+/// The middle of one long line, whose head and tail are shown, is marked as bytes of
+/// that line, not as a whole line.
+#[test]
+fn a_cut_long_line_is_marked_as_bytes_of_that_line() {
+    let mut input = vec![b'x'; 6 * 1024 * 1024];
+    input.push(b'\n');
+    let out = run(&input, 64 * 1024);
+    let text = String::from_utf8_lossy(&out);
+    let m = text
+        .lines()
+        .find(|l| l.starts_with("[snip:"))
+        .expect("a marker");
+    assert!(m.contains("bytes elided from line 1"), "{m}");
+    assert!(marker::parse(m).is_some(), "{m}");
+}
