@@ -103,6 +103,9 @@ pub struct StreamCompressor {
     /// Shapes of the salient lines kept as islands (one island per shape).
     island_shapes: Vec<u64>,
     after: usize,
+    /// The last text written ended inside a line (a piece of a cut line): a marker
+    /// written next starts a new line first.
+    open_line: bool,
     eol: Option<Eol>,
     frames: u64,
     escapes: u64,
@@ -128,6 +131,7 @@ impl StreamCompressor {
             islands_used: 0,
             island_shapes: Vec::new(),
             after: 0,
+            open_line: false,
             eol: None,
             frames: 0,
             escapes: 0,
@@ -388,6 +392,7 @@ impl StreamCompressor {
                             head += l.size();
                             out.write_all(&l.text)?;
                             out.write_all(l.eol.bytes())?;
+                            self.open_line = l.eol == Eol::None;
                         } else {
                             in_head = false;
                             self.push_ring(l, out)?;
@@ -422,6 +427,7 @@ impl StreamCompressor {
             self.after -= 1;
             self.islands_used += l.size();
             out.write_all(&l.text)?;
+            self.open_line = l.eol == Eol::None;
             return out.write_all(l.eol.bytes());
         }
         self.after = 0;
@@ -455,6 +461,7 @@ impl StreamCompressor {
             self.islands_used += cost;
             out.write_all(&l.text)?;
             out.write_all(l.eol.bytes())?;
+            self.open_line = l.eol == Eol::None;
             self.after = self.config.salient_context;
             return Ok(());
         }
@@ -499,6 +506,9 @@ impl StreamCompressor {
             }),
         };
         self.gap = Gap::default();
+        if std::mem::take(&mut self.open_line) {
+            out.write_all(self.eol().bytes())?;
+        }
         out.write_all(m.render(None).as_bytes())?;
         out.write_all(self.eol().bytes())
     }

@@ -148,7 +148,7 @@ fn a_cut_long_line_is_marked_as_bytes_of_that_line() {
     let m = text
         .lines()
         .find(|l| l.starts_with("[snip:"))
-        .expect("a marker");
+        .expect("the marker on a line of its own");
     assert!(m.contains("bytes elided from line 1"), "{m}");
     assert!(marker::parse(m).is_some(), "{m}");
 }
