@@ -342,6 +342,30 @@ fn a_read_only_store_gives_lossless_only_output() {
 }
 
 #[test]
+fn gc_on_a_read_only_store_says_why_once() {
+    let env = Env::new();
+    env.store();
+    for d in [env.dir.join("objects"), env.dir.clone()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o500)).unwrap();
+    }
+    // Root ignores permission bits; drop every capability so they apply.
+    let me = std::fs::metadata(env._tmp.path()).unwrap().uid();
+    let prefix: &[&str] = if me == 0 {
+        &["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
+    } else {
+        &[]
+    };
+    let o = env.run_with(prefix, &["gc"], &[], b"");
+    for d in [env.dir.clone(), env.dir.join("objects")] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    assert_eq!(o.status.code(), Some(2));
+    let err = one_line_stderr(&o);
+    assert!(err.contains("cannot open"), "{err}");
+    assert_eq!(err.matches("(os error 13)").count(), 1, "{err}");
+}
+
+#[test]
 fn gc_removes_expired_originals() {
     let env = Env::new();
     let store = env.store();

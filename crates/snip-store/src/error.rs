@@ -31,25 +31,26 @@ pub enum StoreError {
         /// The variable that sets the cap.
         variable: &'static str,
     },
-    /// A file system operation failed.
-    #[error("store: cannot {action} {}: {source}", path.display())]
+    /// A file system operation failed. The message ends with the OS error, which is
+    /// therefore not also given as [`std::error::Error::source`] (a printed error
+    /// chain would repeat it).
+    #[error("store: cannot {action} {}: {cause}", path.display())]
     Io {
         /// What was being done, e.g. `create`.
         action: &'static str,
         /// The path involved.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
 impl StoreError {
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, cause: io::Error) -> Self {
         StoreError::Io {
             action,
             path: path.into(),
-            source,
+            cause,
         }
     }
 }

@@ -226,7 +226,7 @@ impl Store {
             let path = self.dir().join(name);
             let f = match fsutil::open_private_file(&path) {
                 Ok(f) => f,
-                Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                Err(StoreError::Io { cause, .. }) if cause.kind() == ErrorKind::NotFound => {
                     continue
                 }
                 Err(_) => {
