@@ -366,6 +366,24 @@ fn gc_on_a_read_only_store_says_why_once() {
 }
 
 #[test]
+fn no_store_location_says_what_to_set() {
+    let o = Command::new(SNIP)
+        .arg("stats")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = one_line_stderr(&o);
+    assert!(
+        err.starts_with("snip: stats: no store location could be found (HOME is not set"),
+        "{err}"
+    );
+    assert!(err.contains("set SNIP_STORE_DIR to an absolute directory"), "{err}");
+    assert!(!err.contains("unset it"), "{err}");
+}
+
+#[test]
 fn gc_removes_expired_originals() {
     let env = Env::new();
     let store = env.store();

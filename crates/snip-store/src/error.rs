@@ -12,6 +12,19 @@ pub enum StoreError {
     /// A `SNIP_*` variable of the store does not parse.
     #[error("{0}")]
     Config(#[from] snip_core::ConfigError),
+    /// The store is on but no directory for it can be found: no `SNIP_STORE_DIR`, and
+    /// none of `HERMES_HOME`, `XDG_CACHE_HOME`, `HOME` is an absolute path.
+    #[error(
+        "no store location could be found ({}); set SNIP_STORE_DIR to an absolute directory, or SNIP_STORE=0 to turn the store off",
+        match home {
+            Some(h) => format!("HOME={h:?} is not an absolute path, and neither HERMES_HOME nor XDG_CACHE_HOME is one"),
+            None => "HOME is not set, and neither HERMES_HOME nor XDG_CACHE_HOME is an absolute path".to_string(),
+        }
+    )]
+    NoLocation {
+        /// `HOME` as found (`None`: unset or empty).
+        home: Option<String>,
+    },
     /// The store directory (or a file in it) is unsafe to use: a symlink, not a
     /// directory, or owned by another user.
     #[error("refusing store {}: {reason}; set SNIP_STORE_DIR to a directory you own", path.display())]
