@@ -186,6 +186,38 @@ fn restore_modes_and_a_pasted_marker_call() {
     let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
     assert_eq!(o.stdout.len(), 100);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bytes 100:"));
+    // A paged search: the hint keeps every flag given, and running it goes on.
+    let args = [
+        "restore", &id, "--search", "5 served", "--context", "1", "--max-bytes", "300",
+        "--raw",
+    ];
+    let o = env.run(&args);
+    let first = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let hint = err
+        .trim_end()
+        .split_once("continue with ")
+        .unwrap_or_else(|| panic!("no hint: {err}"))
+        .1
+        .to_string();
+    assert!(hint.starts_with("snip restore "), "{hint}");
+    assert!(hint.contains(" --context 1") && hint.contains(" --max-bytes 300"), "{hint}");
+    let script = format!("{SNIP} {}", hint.strip_prefix("snip ").unwrap());
+    let next = Command::new("sh")
+        .args(["-c", &script])
+        .env_remove("SNIP_STORE")
+        .env("SNIP_STORE_DIR", &env.dir)
+        .output()
+        .unwrap();
+    assert!(next.status.success(), "{}", String::from_utf8_lossy(&next.stderr));
+    let more = String::from_utf8_lossy(&next.stdout);
+    assert!(!more.is_empty() && *more != first, "{more}");
+    // Context 1 kept: context lines (`N-…`) come with the matches (`N:…`).
+    let context_line = |l: &str| {
+        l.split_once('-')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    assert!(more.lines().any(context_line), "{more}");
 }
 
 #[test]
