@@ -150,7 +150,10 @@ fn run_passes_signals_on_and_prints_what_it_collected() {
             .unwrap();
         assert!(sent.success());
         let o = child.wait_with_output().unwrap();
-        assert!(started.elapsed().as_secs() < 30, "{name}: waited for the command");
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "{name}: waited for the command"
+        );
         assert_eq!(o.status.code(), Some(128 + n), "{name}");
         let text = String::from_utf8_lossy(&o.stdout);
         assert!(text.starts_with("1\n2\n"), "{name}: {text}");

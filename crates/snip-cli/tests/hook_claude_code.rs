@@ -468,7 +468,10 @@ fn persisted_paths_that_are_not_small_regular_files_are_left_alone() {
         assert_eq!(out.status.code(), Some(0), "{}", path.display());
         assert_eq!(out.stdout, b"{}\n", "{}", path.display());
     }
-    assert!(!store.join("ledger.jsonl").exists(), "a ledger row was written");
+    assert!(
+        !store.join("ledger.jsonl").exists(),
+        "a ledger row was written"
+    );
 }
 
 #[test]

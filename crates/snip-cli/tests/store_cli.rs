@@ -188,7 +188,14 @@ fn restore_modes_and_a_pasted_marker_call() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bytes 100:"));
     // A paged search: the hint keeps every flag given, and running it goes on.
     let args = [
-        "restore", &id, "--search", "5 served", "--context", "1", "--max-bytes", "300",
+        "restore",
+        &id,
+        "--search",
+        "5 served",
+        "--context",
+        "1",
+        "--max-bytes",
+        "300",
         "--raw",
     ];
     let o = env.run(&args);
@@ -201,7 +208,10 @@ fn restore_modes_and_a_pasted_marker_call() {
         .1
         .to_string();
     assert!(hint.starts_with("snip restore "), "{hint}");
-    assert!(hint.contains(" --context 1") && hint.contains(" --max-bytes 300"), "{hint}");
+    assert!(
+        hint.contains(" --context 1") && hint.contains(" --max-bytes 300"),
+        "{hint}"
+    );
     let script = format!("{SNIP} {}", hint.strip_prefix("snip ").unwrap());
     let next = Command::new("sh")
         .args(["-c", &script])
@@ -209,7 +219,11 @@ fn restore_modes_and_a_pasted_marker_call() {
         .env("SNIP_STORE_DIR", &env.dir)
         .output()
         .unwrap();
-    assert!(next.status.success(), "{}", String::from_utf8_lossy(&next.stderr));
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
     let more = String::from_utf8_lossy(&next.stdout);
     assert!(!more.is_empty() && *more != first, "{more}");
     // Context 1 kept: context lines (`N-…`) come with the matches (`N:…`).
@@ -433,7 +447,10 @@ fn no_store_location_says_what_to_set() {
         err.starts_with("snip: stats: no store location could be found (HOME is not set"),
         "{err}"
     );
-    assert!(err.contains("set SNIP_STORE_DIR to an absolute directory"), "{err}");
+    assert!(
+        err.contains("set SNIP_STORE_DIR to an absolute directory"),
+        "{err}"
+    );
     assert!(!err.contains("unset it"), "{err}");
 }
 

@@ -300,7 +300,10 @@ mod tests {
         assert_eq!(s.recoverable, 1);
         // The same original rewritten again is one retained original.
         let again = Stats::from_rows(&[row(100, 40, true), row(100, 40, true)], None, |_| false);
-        assert_eq!((again.rewrites, again.retained, again.recoverable), (2, 1, 0));
+        assert_eq!(
+            (again.rewrites, again.retained, again.recoverable),
+            (2, 1, 0)
+        );
         let loss = Stats::from_rows(&[row(10, 12, false)], None, |_| true);
         assert_eq!(loss.bytes_saved, -2);
         assert!(loss.percent_saved < 0.0);

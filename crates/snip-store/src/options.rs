@@ -114,7 +114,9 @@ impl StoreOptions {
         let cap = "a whole number of bytes from 4 to 65536";
         if let Some(v) = number(&get, "SNIP_RECOVERY_MAX_BYTES", cap)? {
             if v < RECOVERY_MIN_BYTES as u64 || v > RECOVERY_HARD_MAX_BYTES as u64 {
-                return Err(ConfigError::new("SNIP_RECOVERY_MAX_BYTES", &v.to_string(), cap).into());
+                return Err(
+                    ConfigError::new("SNIP_RECOVERY_MAX_BYTES", &v.to_string(), cap).into(),
+                );
             }
             o.recovery_max_bytes = v as usize;
         }
@@ -166,7 +168,9 @@ fn resolve_dir(
     if let Some(d) = get("SNIP_STORE_DIR") {
         let p = crate::fsutil::normalize(Path::new(&d));
         if !p.is_absolute() {
-            return Err(ConfigError::new("SNIP_STORE_DIR", &d, "an absolute directory path").into());
+            return Err(
+                ConfigError::new("SNIP_STORE_DIR", &d, "an absolute directory path").into(),
+            );
         }
         return Ok((p, "SNIP_STORE_DIR"));
     }
@@ -298,7 +302,10 @@ mod tests {
             let e = opts(home).unwrap_err();
             assert!(matches!(e, StoreError::NoLocation { .. }), "{e}");
             let text = e.to_string();
-            assert!(text.starts_with("no store location could be found"), "{text}");
+            assert!(
+                text.starts_with("no store location could be found"),
+                "{text}"
+            );
             assert!(text.contains("set SNIP_STORE_DIR"), "{text}");
             assert!(!text.contains('\n') && !text.contains("unset it"), "{text}");
         }

@@ -139,15 +139,10 @@ impl Relay {
         use rustix::process::{waitid, WaitId, WaitIdOptions};
         // Wait for the exit without reaping, so the pid cannot be reused while a
         // signal is still being passed on.
-        loop {
-            match waitid(
-                WaitId::Pid(self.pid),
-                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-            ) {
-                Err(rustix::io::Errno::INTR) => continue,
-                _ => break,
-            }
-        }
+        while let Err(rustix::io::Errno::INTR) = waitid(
+            WaitId::Pid(self.pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
         let status = {
             let mut reaped = self.reaped.lock().unwrap_or_else(PoisonError::into_inner);
             let status = child.wait();
