@@ -120,6 +120,55 @@ fn receipt_says_when_output_is_not_exact_text_and_carries_the_bytes() {
     );
 }
 
+/// `snip run` interrupted: the signal reaches the command, the output collected so
+/// far is printed compressed, and snip exits 128+N.
+#[test]
+fn run_passes_signals_on_and_prints_what_it_collected() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, n) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        let ready = dir.path().join(format!("ready-{name}"));
+        // `exec` keeps the pid, so the pid written is the process that must end.
+        let script = format!(
+            "seq 1 30000; echo $$ > {}.tmp; mv {0}.tmp {0}; exec sleep 60",
+            ready.display()
+        );
+        let started = std::time::Instant::now();
+        let child = snip(dir.path())
+            .args(["run", "--", "sh", "-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        while !ready.exists() {
+            assert!(started.elapsed().as_secs() < 30, "{name}: never ready");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let sleeper = std::fs::read_to_string(&ready).unwrap().trim().to_string();
+        let sent = Command::new("kill")
+            .args([format!("-{name}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "{name}: waited for the command"
+        );
+        assert_eq!(o.status.code(), Some(128 + n), "{name}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.starts_with("1\n2\n"), "{name}: {text}");
+        assert!(text.ends_with("30000\n"), "{name}: {text}");
+        assert!(text.contains("[snip: "), "{name}: not compressed: {text}");
+        // The command did not outlive snip.
+        let alive = Command::new("kill")
+            .args(["-0", &sleeper])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!alive.success(), "{name}: pid {sleeper} still running");
+    }
+}
+
 #[test]
 fn run_keeps_exit_status_signals_and_reports_missing_commands() {
     let dir = tempfile::tempdir().unwrap();

@@ -419,6 +419,61 @@ fn persisted_output_is_read_back_and_the_persisted_keys_dropped() {
     assert_eq!(r, json!({}));
 }
 
+/// Only a regular file within the cap is read back: a FIFO (which would block the
+/// hook), a device (`/dev/zero` never ends), a directory and a file over 32 MiB are
+/// "no persisted output": `{}` at once, and no ledger row.
+#[test]
+fn persisted_paths_that_are_not_small_regular_files_are_left_alone() {
+    let (d, store) = store_dir();
+    let fifo = d.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let big = d.path().join("big.txt");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(32 * 1024 * 1024 + 1).unwrap();
+    for path in [
+        fifo,
+        PathBuf::from("/dev/zero"),
+        d.path().to_path_buf(),
+        big,
+    ] {
+        let payload = post(
+            "Bash",
+            json!({"stdout": "preview", "stderr": "", "interrupted": false,
+                   "persistedOutputPath": path, "persistedOutputSize": 100_000}),
+        );
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
+            .args(["hook", "claude-code"])
+            .env("SNIP_STORE_DIR", &store)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed().as_secs() >= 20 {
+                child.kill().unwrap();
+                panic!("the hook blocked on {}", path.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", path.display());
+        assert_eq!(out.stdout, b"{}\n", "{}", path.display());
+    }
+    assert!(
+        !store.join("ledger.jsonl").exists(),
+        "a ledger row was written"
+    );
+}
+
 #[test]
 fn diffs_are_never_touched() {
     let (_d, store) = store_dir();

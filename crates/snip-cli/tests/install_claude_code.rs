@@ -175,6 +175,46 @@ fn wrap_bash_adds_the_pre_tool_use_hook_and_uninstall_goes_back_to_before_the_fi
 }
 
 #[test]
+fn files_the_install_created_are_removed_with_their_backups() {
+    let env = Env::new();
+    let mcp = env.home.join(".claude.json");
+    env.ok(&["install", "claude-code"]);
+    // A second install on the file the first one created backs that file up.
+    env.ok(&["install", "claude-code", "--wrap-bash"]);
+    assert_eq!(backups(&env.settings()).len(), 1);
+    let out = env.ok(&["uninstall", "claude-code"]);
+    for f in [env.settings(), mcp.clone()] {
+        assert!(!f.exists(), "{}", f.display());
+        assert!(
+            out.contains(&format!(
+                "removed {} (it did not exist before install)",
+                f.display()
+            )),
+            "{out}"
+        );
+        assert!(backups(&f).is_empty(), "{:?}", backups(&f));
+    }
+    assert!(!out.contains("restored"), "{out}");
+
+    // A file that existed before the install keeps the backup of its original.
+    write(&env.settings(), SETTINGS);
+    env.ok(&["install", "claude-code"]);
+    env.ok(&["install", "claude-code", "--wrap-bash"]);
+    let out = env.ok(&["uninstall", "claude-code"]);
+    assert!(
+        out.contains(&format!("restored {}", env.settings().display())),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), SETTINGS);
+    let kept = backups(&env.settings());
+    assert!(
+        kept.iter()
+            .any(|b| std::fs::read_to_string(b).unwrap() == SETTINGS),
+        "{kept:?}"
+    );
+}
+
+#[test]
 fn a_file_edited_after_install_loses_only_snips_entries() {
     let env = Env::new();
     write(&env.settings(), SETTINGS);

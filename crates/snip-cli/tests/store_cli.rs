@@ -186,6 +186,52 @@ fn restore_modes_and_a_pasted_marker_call() {
     let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
     assert_eq!(o.stdout.len(), 100);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bytes 100:"));
+    // A paged search: the hint keeps every flag given, and running it goes on.
+    let args = [
+        "restore",
+        &id,
+        "--search",
+        "5 served",
+        "--context",
+        "1",
+        "--max-bytes",
+        "300",
+        "--raw",
+    ];
+    let o = env.run(&args);
+    let first = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let hint = err
+        .trim_end()
+        .split_once("continue with ")
+        .unwrap_or_else(|| panic!("no hint: {err}"))
+        .1
+        .to_string();
+    assert!(hint.starts_with("snip restore "), "{hint}");
+    assert!(
+        hint.contains(" --context 1") && hint.contains(" --max-bytes 300"),
+        "{hint}"
+    );
+    let script = format!("{SNIP} {}", hint.strip_prefix("snip ").unwrap());
+    let next = Command::new("sh")
+        .args(["-c", &script])
+        .env_remove("SNIP_STORE")
+        .env("SNIP_STORE_DIR", &env.dir)
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    let more = String::from_utf8_lossy(&next.stdout);
+    assert!(!more.is_empty() && *more != first, "{more}");
+    // Context 1 kept: context lines (`N-…`) come with the matches (`N:…`).
+    let context_line = |l: &str| {
+        l.split_once('-')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    assert!(more.lines().any(context_line), "{more}");
 }
 
 #[test]
@@ -258,10 +304,12 @@ fn stats_agree_with_the_ledger_and_count_a_rewrite_that_saved_nothing() {
     assert_eq!(s["saved_nothing"], 1);
     assert_eq!(s["bytes_before"], sum("before"));
     assert_eq!(s["bytes_after"], sum("after"));
-    assert_eq!(
-        s["retained"],
-        rows.iter().filter(|r| r["retained"] == true).count()
-    );
+    let ids: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["retained"] == true)
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(s["retained"], ids.len());
     assert_eq!(s["recoverable"], s["retained"]);
     let text = String::from_utf8(env.run(&["stats"]).stdout).unwrap();
     assert!(text.contains("1 saved nothing"), "{text}");
@@ -297,6 +345,26 @@ fn assert_lossless_only(o: &Output, input: &[u8]) {
     assert!(!expected.lossy);
     assert!(o.stdout == expected.output, "not the lossless-only output");
     assert!(!String::from_utf8_lossy(&o.stdout).contains("snip_restore("));
+}
+
+#[test]
+fn stats_count_an_original_rewritten_again_once() {
+    let env = Env::new();
+    let input = distinct_log();
+    for _ in 0..3 {
+        let o = env.run_with(&[], &["filter"], &[], &input);
+        assert!(o.status.success());
+    }
+    let s = json(&env.run(&["stats", "--json"]));
+    assert_eq!(
+        (&s["rewrites"], &s["retained"], &s["recoverable"]),
+        (&3.into(), &1.into(), &1.into())
+    );
+    let text = String::from_utf8(env.run(&["stats"]).stdout).unwrap();
+    assert!(
+        text.contains("recoverable   1 of 1 retained originals"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -339,6 +407,51 @@ fn a_read_only_store_gives_lossless_only_output() {
     for d in [env.dir.clone(), env.dir.join("objects")] {
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
+}
+
+#[test]
+fn gc_on_a_read_only_store_says_why_once() {
+    let env = Env::new();
+    env.store();
+    for d in [env.dir.join("objects"), env.dir.clone()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o500)).unwrap();
+    }
+    // Root ignores permission bits; drop every capability so they apply.
+    let me = std::fs::metadata(env._tmp.path()).unwrap().uid();
+    let prefix: &[&str] = if me == 0 {
+        &["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
+    } else {
+        &[]
+    };
+    let o = env.run_with(prefix, &["gc"], &[], b"");
+    for d in [env.dir.clone(), env.dir.join("objects")] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    assert_eq!(o.status.code(), Some(2));
+    let err = one_line_stderr(&o);
+    assert!(err.contains("cannot open"), "{err}");
+    assert_eq!(err.matches("(os error 13)").count(), 1, "{err}");
+}
+
+#[test]
+fn no_store_location_says_what_to_set() {
+    let o = Command::new(SNIP)
+        .arg("stats")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = one_line_stderr(&o);
+    assert!(
+        err.starts_with("snip: stats: no store location could be found (HOME is not set"),
+        "{err}"
+    );
+    assert!(
+        err.contains("set SNIP_STORE_DIR to an absolute directory"),
+        "{err}"
+    );
+    assert!(!err.contains("unset it"), "{err}");
 }
 
 #[test]

@@ -297,7 +297,8 @@ fn config<'py>(py: Python<'py>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<B
     let err = |e: snip_core::ConfigError| PyValueError::new_err(e.to_string());
     let core = Config::from_lookup(lookup).map_err(err)?;
     let context = snip_context::ContextSettings::from_lookup(lookup).map_err(err)?;
-    let store = StoreOptions::from_lookup(lookup).map_err(err)?;
+    let store =
+        StoreOptions::from_lookup(lookup).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     for (k, v) in core
         .entries()

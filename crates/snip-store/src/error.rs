@@ -12,6 +12,19 @@ pub enum StoreError {
     /// A `SNIP_*` variable of the store does not parse.
     #[error("{0}")]
     Config(#[from] snip_core::ConfigError),
+    /// The store is on but no directory for it can be found: no `SNIP_STORE_DIR`, and
+    /// none of `HERMES_HOME`, `XDG_CACHE_HOME`, `HOME` is an absolute path.
+    #[error(
+        "no store location could be found ({}); set SNIP_STORE_DIR to an absolute directory, or SNIP_STORE=0 to turn the store off",
+        match home {
+            Some(h) => format!("HOME={h:?} is not an absolute path, and neither HERMES_HOME nor XDG_CACHE_HOME is one"),
+            None => "HOME is not set, and neither HERMES_HOME nor XDG_CACHE_HOME is an absolute path".to_string(),
+        }
+    )]
+    NoLocation {
+        /// `HOME` as found (`None`: unset or empty).
+        home: Option<String>,
+    },
     /// The store directory (or a file in it) is unsafe to use: a symlink, not a
     /// directory, or owned by another user.
     #[error("refusing store {}: {reason}; set SNIP_STORE_DIR to a directory you own", path.display())]
@@ -31,25 +44,26 @@ pub enum StoreError {
         /// The variable that sets the cap.
         variable: &'static str,
     },
-    /// A file system operation failed.
-    #[error("store: cannot {action} {}: {source}", path.display())]
+    /// A file system operation failed. The message ends with the OS error, which is
+    /// therefore not also given as [`std::error::Error::source`] (a printed error
+    /// chain would repeat it).
+    #[error("store: cannot {action} {}: {cause}", path.display())]
     Io {
         /// What was being done, e.g. `create`.
         action: &'static str,
         /// The path involved.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
 impl StoreError {
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, cause: io::Error) -> Self {
         StoreError::Io {
             action,
             path: path.into(),
-            source,
+            cause,
         }
     }
 }

@@ -104,7 +104,7 @@ impl Key {
         for _ in 0..3 {
             match Self::load(&path) {
                 Ok(k) => return Ok(k),
-                Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {}
+                Err(StoreError::Io { cause, .. }) if cause.kind() == ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
             let mut k = [0u8; KEY_LEN];

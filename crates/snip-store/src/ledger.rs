@@ -111,9 +111,10 @@ pub struct Stats {
     pub saved_nothing: u64,
     /// Rows with a lossy elision.
     pub lossy: u64,
-    /// Rows whose original was retained when written.
+    /// Distinct originals (store ids) the counted rows retained: the same original
+    /// rewritten many times counts once.
     pub retained: u64,
-    /// Retained rows whose original is still in the store and within its TTL now.
+    /// Of those, the originals still in the store and within their TTL now.
     pub recoverable: u64,
     /// Bytes before, summed over rows.
     pub bytes_before: u64,
@@ -146,6 +147,7 @@ impl Stats {
             since_ms,
             ..Stats::default()
         };
+        let mut ids = std::collections::BTreeSet::new();
         for r in rows {
             s.rewrites += 1;
             if r.after < r.before {
@@ -154,11 +156,8 @@ impl Stats {
                 s.saved_nothing += 1;
             }
             s.lossy += u64::from(r.lossy);
-            if r.retained {
-                s.retained += 1;
-                if r.id.as_deref().is_some_and(&recoverable) {
-                    s.recoverable += 1;
-                }
+            if let (true, Some(id)) = (r.retained, r.id.as_deref()) {
+                ids.insert(id);
             }
             s.bytes_before += r.before;
             s.bytes_after += r.after;
@@ -172,6 +171,8 @@ impl Stats {
                 *s.by_rule.entry(rule.clone()).or_default() += 1;
             }
         }
+        s.retained = ids.len() as u64;
+        s.recoverable = ids.into_iter().filter(|id| recoverable(id)).count() as u64;
         s.bytes_saved = s.bytes_before as i64 - s.bytes_after as i64;
         s.percent_saved = if s.bytes_before == 0 {
             0.0
@@ -226,7 +227,7 @@ impl Store {
             let path = self.dir().join(name);
             let f = match fsutil::open_private_file(&path) {
                 Ok(f) => f,
-                Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                Err(StoreError::Io { cause, .. }) if cause.kind() == ErrorKind::NotFound => {
                     continue
                 }
                 Err(_) => {
@@ -297,6 +298,12 @@ mod tests {
         assert_eq!(s.bytes_saved, 58);
         assert_eq!(s.retained, 1);
         assert_eq!(s.recoverable, 1);
+        // The same original rewritten again is one retained original.
+        let again = Stats::from_rows(&[row(100, 40, true), row(100, 40, true)], None, |_| false);
+        assert_eq!(
+            (again.rewrites, again.retained, again.recoverable),
+            (2, 1, 0)
+        );
         let loss = Stats::from_rows(&[row(10, 12, false)], None, |_| true);
         assert_eq!(loss.bytes_saved, -2);
         assert!(loss.percent_saved < 0.0);

@@ -1,5 +1,6 @@
 //! Where the store lives and how big it may grow, from `SNIP_*` variables.
 
+use crate::error::StoreError;
 use snip_core::ConfigError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,9 +71,11 @@ impl StoreOptions {
     /// `|k| std::env::var(k).ok()`). Unset or empty variables take their defaults.
     ///
     /// # Errors
-    /// [`ConfigError`] naming the first variable whose value does not parse or is out
-    /// of range, or `HOME` when no store location can be resolved while the store is on.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+    /// [`StoreError::Config`] naming the first variable whose value does not parse or
+    /// is out of range; [`StoreError::NoLocation`] when the store is on and no store
+    /// location can be found (no `SNIP_STORE_DIR`, and none of `HERMES_HOME`,
+    /// `XDG_CACHE_HOME`, `HOME` is an absolute path).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, StoreError> {
         let get = |k: &str| lookup(k).filter(|v| !v.trim().is_empty());
         let enabled = match get("SNIP_STORE") {
             Some(v) => snip_core::config::parse_bool("SNIP_STORE", &v)?,
@@ -92,7 +95,8 @@ impl StoreOptions {
                     "SNIP_STORE_TTL_HOURS",
                     &h.to_string(),
                     "a whole number of hours from 1 to 876000",
-                ));
+                )
+                .into());
             }
             o.ttl = Duration::from_secs(h * 3600);
         }
@@ -110,11 +114,9 @@ impl StoreOptions {
         let cap = "a whole number of bytes from 4 to 65536";
         if let Some(v) = number(&get, "SNIP_RECOVERY_MAX_BYTES", cap)? {
             if v < RECOVERY_MIN_BYTES as u64 || v > RECOVERY_HARD_MAX_BYTES as u64 {
-                return Err(ConfigError::new(
-                    "SNIP_RECOVERY_MAX_BYTES",
-                    &v.to_string(),
-                    cap,
-                ));
+                return Err(
+                    ConfigError::new("SNIP_RECOVERY_MAX_BYTES", &v.to_string(), cap).into(),
+                );
             }
             o.recovery_max_bytes = v as usize;
         }
@@ -162,15 +164,13 @@ impl StoreOptions {
 
 fn resolve_dir(
     get: &impl Fn(&str) -> Option<String>,
-) -> Result<(PathBuf, &'static str), ConfigError> {
+) -> Result<(PathBuf, &'static str), StoreError> {
     if let Some(d) = get("SNIP_STORE_DIR") {
         let p = crate::fsutil::normalize(Path::new(&d));
         if !p.is_absolute() {
-            return Err(ConfigError::new(
-                "SNIP_STORE_DIR",
-                &d,
-                "an absolute directory path",
-            ));
+            return Err(
+                ConfigError::new("SNIP_STORE_DIR", &d, "an absolute directory path").into(),
+            );
         }
         return Ok((p, "SNIP_STORE_DIR"));
     }
@@ -193,11 +193,7 @@ fn resolve_dir(
             return Ok((p.join(".cache").join("snip"), "HOME"));
         }
     }
-    Err(ConfigError::new(
-        "HOME",
-        &get("HOME").unwrap_or_default(),
-        "an absolute home directory, or set SNIP_STORE_DIR (or SNIP_STORE=0)",
-    ))
+    Err(StoreError::NoLocation { home: get("HOME") })
 }
 
 fn number(
@@ -229,7 +225,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn opts(pairs: &[(&str, &str)]) -> Result<StoreOptions, ConfigError> {
+    fn opts(pairs: &[(&str, &str)]) -> Result<StoreOptions, StoreError> {
         let m: HashMap<String, String> = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -296,11 +292,23 @@ mod tests {
             ("SNIP_RECOVERY_MAX_BYTES", "65537"),
             ("SNIP_RECOVERY_MAX_BYTES", "3"),
         ] {
-            let e = opts(&[("HOME", "/u"), (k, v)]).unwrap_err();
-            assert_eq!(e.variable, k, "{e}");
-            assert!(!e.to_string().contains('\n'));
+            match opts(&[("HOME", "/u"), (k, v)]).unwrap_err() {
+                StoreError::Config(e) => assert_eq!(e.variable, k, "{e}"),
+                e => panic!("{k}: {e}"),
+            }
         }
-        assert_eq!(opts(&[]).unwrap_err().variable, "HOME");
+        // No location: one line saying so and what to set.
+        for home in [&[][..], &[("HOME", "relative")][..]] {
+            let e = opts(home).unwrap_err();
+            assert!(matches!(e, StoreError::NoLocation { .. }), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.starts_with("no store location could be found"),
+                "{text}"
+            );
+            assert!(text.contains("set SNIP_STORE_DIR"), "{text}");
+            assert!(!text.contains('\n') && !text.contains("unset it"), "{text}");
+        }
     }
 
     #[test]

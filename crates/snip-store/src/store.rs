@@ -260,7 +260,7 @@ impl Store {
         let path = self.objects.join(id);
         let file = match fsutil::open_private_file(&path) {
             Ok(f) => f,
-            Err(StoreError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+            Err(StoreError::Io { cause, .. }) if cause.kind() == ErrorKind::NotFound => {
                 return Ok(Lookup::Missing)
             }
             Err(e) => return Err(e),

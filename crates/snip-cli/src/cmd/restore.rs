@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if let (RestoreStatus::Ok, Some(next)) = (resp.status, resp.next) {
             eprintln!(
                 "snip restore: more follows; continue with {}",
-                continue_flag(&req, next)
+                continue_command(&req, next)
             );
         }
     } else {
@@ -147,22 +147,39 @@ fn range(s: &str, flag: &str) -> Result<(Option<u64>, Option<u64>)> {
     }
 }
 
-/// The flag that fetches the next page of `req` from `next`.
-fn continue_flag(req: &RestoreRequest, next: u64) -> String {
+/// The command that fetches the next page of `req` from `next`, with every other
+/// setting of the request (`--field`, `--max-bytes`, `--context`) kept. A search
+/// continues through a pasted call (there is no flag for its start line).
+fn continue_command(req: &RestoreRequest, next: u64) -> String {
+    use crate::hosts::claude_code::shell_quote;
     let end = req.end.map(|e| e.to_string()).unwrap_or_default();
-    match req.mode {
-        RestoreMode::Lines => format!("--lines {next}:{end}"),
+    let mut cmd = match req.mode {
+        RestoreMode::Lines => format!("snip restore {} --lines {next}:{end}", req.id),
         RestoreMode::Search => format!(
-            "'snip_restore(id=\"{}\", mode=\"search\", query=\"{}\", start={next})'",
-            req.id,
-            req.query
-                .as_deref()
-                .unwrap_or_default()
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"")
+            "snip restore {}",
+            shell_quote(&format!(
+                "snip_restore(id=\"{}\", mode=\"search\", query=\"{}\", start={next})",
+                req.id,
+                req.query
+                    .as_deref()
+                    .unwrap_or_default()
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+            ))
         ),
-        _ => format!("--bytes {next}:{end}"),
+        _ => format!("snip restore {} --bytes {next}:{end}", req.id),
+    };
+    if let Some(f) = &req.field {
+        cmd.push_str(&format!(" --field {}", shell_quote(f)));
     }
+    if let Some(n) = req.max_bytes {
+        cmd.push_str(&format!(" --max-bytes {n}"));
+    }
+    if let Some(n) = req.context {
+        cmd.push_str(&format!(" --context {n}"));
+    }
+    cmd.push_str(" --raw");
+    cmd
 }
 
 fn status_name(r: &RestoreResponse) -> String {

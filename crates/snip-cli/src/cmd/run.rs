@@ -5,9 +5,18 @@
 //! when it cannot be started (with a one-line error): 127 when it is not found, 126
 //! when it is found but cannot be executed (not executable, a directory, not a
 //! program).
+//!
+//! Interrupted (SIGINT, SIGTERM or SIGHUP to `snip run`): the signal is passed on to
+//! the command's process, snip waits for the command to exit, prints the compressed
+//! output collected so far as on a normal exit, and exits with 128+N for the signal N
+//! it received.
 
 use anyhow::Result;
-use std::process::{Command, ExitCode, Stdio};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Arguments of `snip run`.
 #[derive(clap::Args, Debug, Default)]
@@ -32,6 +41,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("snip run needs a command: snip run -- CMD ARGS…"))?;
+    // Caught from before the spawn, so no signal can end snip before the command's
+    // output is printed. If they cannot be caught, the command still runs.
+    let signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).ok();
     let (reader, writer) = std::io::pipe()?;
     let mut cmd = Command::new(program);
     cmd.args(rest)
@@ -56,6 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     // Close our copies of the write end, so reading ends when the command exits.
     drop(cmd);
+    let relay = signals.map(|s| Relay::start(s, &child));
     let mut out = std::io::stdout().lock();
     let source = format!("run:{}", program.rsplit('/').next().unwrap_or(program));
     let res = super::filter::compress_reader(
@@ -65,13 +78,90 @@ pub fn run(args: Args) -> Result<ExitCode> {
         &source,
         super::filter::Format::Text,
     );
-    let status = child.wait()?;
+    let (status, received) = match relay {
+        Some(r) => r.wait(&mut child)?,
+        None => (child.wait()?, None),
+    };
     if let Err(e) = res {
         if !crate::common::is_broken_pipe(&e) {
             return Err(e);
         }
     }
-    Ok(ExitCode::from(exit_code(&status)))
+    Ok(ExitCode::from(match received {
+        Some(sig) => (128 + sig).min(255) as u8,
+        None => exit_code(&status),
+    }))
+}
+
+/// Passes SIGINT, SIGTERM and SIGHUP received by snip on to the command (its pid;
+/// snip starts no process group) until the command has been reaped, and remembers
+/// the first one.
+struct Relay {
+    handle: signal_hook::iterator::Handle,
+    thread: std::thread::JoinHandle<()>,
+    first: Arc<AtomicI32>,
+    /// Set once the command is reaped: its pid may then belong to another process.
+    reaped: Arc<Mutex<bool>>,
+    pid: rustix::process::Pid,
+}
+
+impl Relay {
+    fn start(mut signals: Signals, child: &Child) -> Relay {
+        let pid = rustix::process::Pid::from_child(child);
+        let first = Arc::new(AtomicI32::new(0));
+        let reaped = Arc::new(Mutex::new(false));
+        let handle = signals.handle();
+        let thread = {
+            let (first, reaped) = (Arc::clone(&first), Arc::clone(&reaped));
+            std::thread::spawn(move || {
+                for sig in signals.forever() {
+                    let _ = first.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                    let reaped = reaped.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let (false, Some(s)) = (*reaped, to_signal(sig)) {
+                        // It may have exited already; nothing to do then.
+                        let _ = rustix::process::kill_process(pid, s);
+                    }
+                }
+            })
+        };
+        Relay {
+            handle,
+            thread,
+            first,
+            reaped,
+            pid,
+        }
+    }
+
+    /// Waits for the command to exit, reaps it and stops relaying. Returns its status
+    /// and the first signal snip received, if any.
+    fn wait(self, child: &mut Child) -> Result<(std::process::ExitStatus, Option<i32>)> {
+        use rustix::process::{waitid, WaitId, WaitIdOptions};
+        // Wait for the exit without reaping, so the pid cannot be reused while a
+        // signal is still being passed on.
+        while let Err(rustix::io::Errno::INTR) = waitid(
+            WaitId::Pid(self.pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
+        let status = {
+            let mut reaped = self.reaped.lock().unwrap_or_else(PoisonError::into_inner);
+            let status = child.wait();
+            *reaped = true;
+            status?
+        };
+        self.handle.close();
+        let _ = self.thread.join();
+        let first = self.first.load(Ordering::SeqCst);
+        Ok((status, (first != 0).then_some(first)))
+    }
+}
+
+/// The signals snip passes on.
+fn to_signal(sig: i32) -> Option<rustix::process::Signal> {
+    use rustix::process::Signal;
+    [Signal::INT, Signal::TERM, Signal::HUP]
+        .into_iter()
+        .find(|s| s.as_raw() == sig)
 }
 
 /// The status to exit with: the command's code, or 128+N for signal N.

@@ -37,7 +37,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let text: String = config_file::apply_uninstall(changes, args.dry_run)?
         .iter()
-        .map(|p| format!("restored {}\n", p.display()))
+        .map(|(p, undone)| match undone {
+            config_file::Undone::Restored => format!("restored {}\n", p.display()),
+            config_file::Undone::Removed => format!(
+                "removed {} (it did not exist before install)\n",
+                p.display()
+            ),
+        })
         .collect();
     crate::common::print(text)?;
     Ok(ExitCode::SUCCESS)

@@ -132,18 +132,28 @@ fn shell_output(response: &Value, source: &str) -> Option<Value> {
     (changed && well_formed).then_some(Value::Object(obj))
 }
 
-/// Reads a file Claude Code persisted, refusing anything over
-/// [`MAX_PERSISTED_BYTES`] or not UTF-8.
+/// Reads a file Claude Code persisted. Only a regular file of at most
+/// [`MAX_PERSISTED_BYTES`] holding UTF-8 is read; anything else (a FIFO, a device, a
+/// directory, a larger file) is "no persisted output" and the result stays as it is.
+/// The file is opened non-blocking (a FIFO put there after a check would otherwise
+/// block the open) and checked through the open handle.
 fn read_persisted(path: &str) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
-    if file.metadata().ok()?.len() > MAX_PERSISTED_BYTES {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_PERSISTED_BYTES {
         return None;
     }
     let mut text = String::new();
     file.take(MAX_PERSISTED_BYTES + 1)
         .read_to_string(&mut text)
         .ok()?;
-    Some(text)
+    // Grown since it was checked: over the cap all the same.
+    (text.len() as u64 <= MAX_PERSISTED_BYTES).then_some(text)
 }
 
 /// Read: `{type: "text", file: {filePath, content, numLines, startLine, totalLines}}`.

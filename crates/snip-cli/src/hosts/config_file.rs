@@ -247,6 +247,10 @@ pub struct FileRecord {
     /// when empty.
     #[serde(default)]
     pub created: Vec<String>,
+    /// Backups written of this file while it held only what an install wrote (a
+    /// later install on a file an install created): uninstall deletes them with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backups: Vec<PathBuf>,
 }
 
 /// The install records, keyed by absolute file path.
@@ -349,9 +353,14 @@ pub fn apply_install(changes: Vec<Change>, dry_run: bool) -> Result<Vec<PathBuf>
             {
                 let mut created = prev.created.clone();
                 created.extend(change.created.iter().cloned());
+                let mut backups = prev.backups.clone();
+                if prev.original_sha256.is_none() {
+                    backups.extend(backup);
+                }
                 FileRecord {
                     installed_sha256: installed,
                     created,
+                    backups,
                     ..prev.clone()
                 }
             }
@@ -360,6 +369,7 @@ pub fn apply_install(changes: Vec<Change>, dry_run: bool) -> Result<Vec<PathBuf>
                 backup,
                 installed_sha256: installed,
                 created: change.created.clone(),
+                backups: Vec::new(),
             },
         };
         records.files.insert(change.path.clone(), record);
@@ -429,9 +439,21 @@ pub fn plan_uninstall(path: &Path, dialect: Option<Dialect>) -> Result<Undo> {
     }
 }
 
+/// What uninstall did to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undone {
+    /// Its original bytes are back, or snip's entries were taken out.
+    Restored,
+    /// Deleted: the install created it.
+    Removed,
+}
+
 /// Applies uninstall changes (backups of the current bytes first) and drops their
-/// records; prints diffs instead on a dry run.
-pub fn apply_uninstall(changes: Vec<Change>, dry_run: bool) -> Result<Vec<PathBuf>> {
+/// records; prints diffs instead on a dry run. A file the install created and that is
+/// still exactly as installed is deleted without a backup (it holds only what snip
+/// wrote); the backups recorded for a file the install created are deleted with the
+/// record. Backups of files that existed before the install stay.
+pub fn apply_uninstall(changes: Vec<Change>, dry_run: bool) -> Result<Vec<(PathBuf, Undone)>> {
     if dry_run {
         print_diffs(&changes);
         return Ok(Vec::new());
@@ -439,16 +461,41 @@ pub fn apply_uninstall(changes: Vec<Change>, dry_run: bool) -> Result<Vec<PathBu
     let mut records = Records::load()?;
     let mut written = Vec::new();
     for change in changes {
-        if let Some(before) = &change.before {
-            write_backup(&change.path, before)?;
-        }
-        match &change.after {
-            Some(after) => write_atomic(&change.path, after, Some(&change.path))?,
-            None => std::fs::remove_file(&change.path)
-                .with_context(|| format!("removing {}", change.path.display()))?,
+        let record = records.files.get(&change.path);
+        let created = record.is_some_and(|r| r.original_sha256.is_none());
+        let snip_backups = match record {
+            Some(r) if created => r.backups.clone(),
+            _ => Vec::new(),
+        };
+        let undone = match &change.after {
+            Some(after) => {
+                if let Some(before) = &change.before {
+                    write_backup(&change.path, before)?;
+                }
+                write_atomic(&change.path, after, Some(&change.path))?;
+                Undone::Restored
+            }
+            None => {
+                if !created {
+                    if let Some(before) = &change.before {
+                        write_backup(&change.path, before)?;
+                    }
+                }
+                std::fs::remove_file(&change.path)
+                    .with_context(|| format!("removing {}", change.path.display()))?;
+                Undone::Removed
+            }
+        };
+        for b in snip_backups {
+            match std::fs::remove_file(&b) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("removing the backup {}", b.display()))
+                }
+                _ => {}
+            }
         }
         records.files.remove(&change.path);
-        written.push(change.path);
+        written.push((change.path, undone));
     }
     records.save()?;
     Ok(written)
