@@ -67,21 +67,6 @@ enum Phase {
     Eliding,
 }
 
-/// Whether the stream's first window opens a JSON document that spans lines, which
-/// eliding whole lines would break: it starts with `{` or `[` and its first non-blank
-/// line is not a JSON value by itself (JSON Lines are cut between lines, each line
-/// staying a valid document).
-fn opens_multiline_json(w: &[u8]) -> bool {
-    let Some(p) = w.iter().position(|b| !b.is_ascii_whitespace()) else {
-        return false;
-    };
-    if !matches!(w[p], b'{' | b'[') {
-        return false;
-    }
-    let end = memchr::memchr(b'\n', &w[p..]).map_or(w.len(), |k| p + k);
-    !json_fields::is_json(&w[p..end])
-}
-
 /// Compresses a stream pushed in chunks; writes output as soon as it is final.
 pub struct StreamCompressor {
     config: Config,
@@ -224,7 +209,9 @@ impl StreamCompressor {
     }
 
     fn window(&mut self, raw: &[u8], out: &mut dyn Write) -> io::Result<()> {
-        if self.base_off == 0 && (diff_protect::is_diff(raw) || opens_multiline_json(raw)) {
+        if self.base_off == 0
+            && (diff_protect::is_diff(raw) || json_fields::opens_multiline_document(raw))
+        {
             self.phase = Phase::Verbatim;
         }
         if matches!(self.phase, Phase::Verbatim) {

@@ -693,3 +693,14 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn multiline_documents_are_told_from_json_lines() {
+    use snip_core::rules::json_fields::opens_multiline_document as opens;
+    assert!(opens(b"{\n  \"a\": 1,\n"));
+    assert!(opens(b"\n\n[\n  1,\n"));
+    assert!(opens(b"{\"a\": [1,"), "a document cut mid-line");
+    assert!(!opens(b"{\"a\": 1}\n{\"a\": 2}\n"), "JSON Lines");
+    assert!(!opens(b"plain text {\n"));
+    assert!(!opens(b"   \n"));
+}

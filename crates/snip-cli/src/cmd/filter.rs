@@ -95,7 +95,10 @@ pub fn compress_reader(
     // A JSON document past the cap: read it whole (up to a larger cap) so that
     // `json-fields` can elide inside it; a stream could only pass it through.
     let mut cap = IN_MEMORY_MAX;
-    if buf.len() > IN_MEMORY_MAX && format == Format::Text && starts_a_json_document(&buf) {
+    if buf.len() > IN_MEMORY_MAX
+        && format == Format::Text
+        && snip_core::rules::json_fields::opens_multiline_document(&buf)
+    {
         (&mut input)
             .take((DOCUMENT_IN_MEMORY_MAX - buf.len()) as u64 + 1)
             .read_to_end(&mut buf)
@@ -154,23 +157,6 @@ pub fn compress_reader(
     }
     out.flush()?;
     Ok(())
-}
-
-/// Whether `buf` (the first bytes of an input) opens a JSON document: `{` or `[` after
-/// optional whitespace, and a first line that is not a complete value by itself (JSON
-/// Lines are fine to stream).
-fn starts_a_json_document(buf: &[u8]) -> bool {
-    let Some(p) = buf.iter().position(|b| !b.is_ascii_whitespace()) else {
-        return false;
-    };
-    if !matches!(buf[p], b'{' | b'[') {
-        return false;
-    }
-    let end = buf[p..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(buf.len(), |k| p + k);
-    !snip_core::rules::json_fields::is_json(&buf[p..end])
 }
 
 /// The JSON receipt of one call (see `docs/cli.md`). `output` is the output as text:

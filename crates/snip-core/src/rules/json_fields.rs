@@ -135,6 +135,21 @@ pub fn looks_like_json(input: &[u8]) -> bool {
     }
 }
 
+/// Whether `head` (the first bytes of an input) opens a JSON document that spans
+/// lines, which cutting between lines would break: `{` or `[` after optional
+/// whitespace, and a first non-blank line that is not a JSON value by itself (JSON
+/// Lines are one document per line, and stay valid when cut between lines).
+pub fn opens_multiline_document(head: &[u8]) -> bool {
+    let Some(p) = head.iter().position(|b| !is_ws(*b)) else {
+        return false;
+    };
+    if !matches!(head[p], b'{' | b'[') {
+        return false;
+    }
+    let end = memchr::memchr(b'\n', &head[p..]).map_or(head.len(), |k| p + k);
+    !is_json(&head[p..end])
+}
+
 /// Full check: is `input` what [`apply`] accepts, i.e. one JSON document, or JSON Lines
 /// (at least two non-blank lines, each one JSON value)? One pass over the input.
 ///
