@@ -169,17 +169,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
         if doc.size() > config.max_bytes {
             elide_within_budget(&mut doc, config, raw, l.raw_offsets);
         }
-        let (gaps, lines, bytes) = elided(&doc);
-        if gaps > 0 {
+        if let Some(report) = elision_report(&doc) {
             lossy = true;
-            rules.push(RuleReport {
-                id: head_tail_elide::RULE,
-                counts: vec![
-                    ("gaps", gaps),
-                    ("lines_elided", lines),
-                    ("bytes_elided", bytes),
-                ],
-            });
+            rules.push(report);
         }
     }
     if rules.is_empty() {
@@ -225,17 +217,7 @@ fn json_lines_elided(
     let raw = RawIndex::new(input);
     let mut rules: Vec<RuleReport> = report.into_iter().collect();
     elide_within_budget(&mut doc, config, &raw, false);
-    let (gaps, lines, bytes) = elided(&doc);
-    if gaps > 0 {
-        rules.push(RuleReport {
-            id: head_tail_elide::RULE,
-            counts: vec![
-                ("gaps", gaps),
-                ("lines_elided", lines),
-                ("bytes_elided", bytes),
-            ],
-        });
-    }
+    rules.extend(elision_report(&doc));
     let output = doc.render(retained_id(&retention));
     Outcome {
         changed: true,
@@ -266,7 +248,7 @@ fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_o
             markers: doc.markers.clone(),
             footer: doc.footer.clone(),
         };
-        if head_tail_elide::apply(&mut trial, &cfg, raw, raw_offsets).is_none() {
+        if !head_tail_elide::apply(&mut trial, &cfg, raw, raw_offsets) {
             continue;
         }
         let size = trial.size();
@@ -282,8 +264,9 @@ fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_o
     }
 }
 
-/// `(gaps, lines, bytes)` elided by `head-tail-elide` markers among `doc`'s lines.
-fn elided(doc: &Doc<'_>) -> (u64, u64, u64) {
+/// The `head-tail-elide` receipt row, counted from its markers among `doc`'s lines
+/// (gaps, original lines and bytes elided); `None` when there is none.
+fn elision_report(doc: &Doc<'_>) -> Option<RuleReport> {
     let (mut gaps, mut lines, mut bytes) = (0, 0, 0);
     for l in &doc.lines {
         let Some(i) = l.marker else { continue };
@@ -299,7 +282,14 @@ fn elided(doc: &Doc<'_>) -> (u64, u64, u64) {
             bytes += e - s;
         }
     }
-    (gaps, lines, bytes)
+    (gaps > 0).then(|| RuleReport {
+        id: head_tail_elide::RULE,
+        counts: vec![
+            ("gaps", gaps),
+            ("lines_elided", lines),
+            ("bytes_elided", bytes),
+        ],
+    })
 }
 
 /// What the lossless text rules (`terminal-render`, `ansi-strip`, `repeat-collapse`)
@@ -419,7 +409,9 @@ pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u
             if doc.size() <= config.max_bytes {
                 return None;
             }
-            head_tail_elide::apply(&mut doc, config, &raw, true)?;
+            if !head_tail_elide::apply(&mut doc, config, &raw, true) {
+                return None;
+            }
         }
         _ => return None,
     }

@@ -151,17 +151,12 @@ pub(crate) fn shape(t: &[u8]) -> u64 {
 /// Longest line an island may hold (bytes); longer salient lines are left elided.
 pub(crate) const ISLAND_LINE_MAX: usize = 1024;
 
-/// Elides the middle of `doc`. Returns `(gaps, lines_elided, bytes_elided)`, or `None`
-/// when there is no middle to elide.
-pub(crate) fn apply(
-    doc: &mut Doc<'_>,
-    config: &Config,
-    raw: &RawIndex,
-    raw_offsets: bool,
-) -> Option<(u64, u64, u64)> {
+/// Elides the middle of `doc`; `false` when there is no middle to elide. What was
+/// elided is in the markers it adds (their `lines` and `bytes`).
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> bool {
     let n = doc.lines.len();
     if n == 0 {
-        return None;
+        return false;
     }
     let eol = doc.dominant_eol();
     let eol_len = eol.bytes().len();
@@ -241,7 +236,7 @@ pub(crate) fn apply(
         }
     }
     if middle.is_empty() {
-        return None;
+        return false;
     }
 
     // Salient candidates in the middle: one scan over the middle's bytes (lines are in
@@ -334,7 +329,7 @@ pub(crate) fn apply(
     loop {
         let mut out: Vec<Line> = Vec::with_capacity(head.len() + tail.len() + 16);
         out.extend_from_slice(&head);
-        let (mut gaps, mut lines_elided, mut bytes_elided) = (0u64, 0u64, 0u64);
+        let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
             if keep[i] {
@@ -387,8 +382,6 @@ pub(crate) fn apply(
             let line = doc.marker_line(m, eol, a, b);
             out.push(line);
             gaps += 1;
-            lines_elided += (b - a + 1) as u64;
-            bytes_elided += bytes.1 - bytes.0;
             i = j;
         }
         out.extend_from_slice(&tail);
@@ -400,7 +393,7 @@ pub(crate) fn apply(
         let size: usize = out.iter().map(|l| doc.line_size(l)).sum::<usize>() + footer;
         if size <= config.max_bytes || !keep.iter().any(|&k| k) {
             doc.lines = out;
-            return Some((gaps, lines_elided, bytes_elided));
+            return true;
         }
         // Over the budget (many small islands): drop the last island and retry.
         if let Some(p) = keep.iter().rposition(|&k| k) {
@@ -412,7 +405,7 @@ pub(crate) fn apply(
                 *slot = false;
             }
         }
-        doc.markers.truncate(doc.markers.len() - gaps as usize);
+        doc.markers.truncate(doc.markers.len() - gaps);
     }
 }
 
