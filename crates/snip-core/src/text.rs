@@ -28,3 +28,15 @@ pub fn ceil_char_boundary(b: &[u8], i: usize) -> usize {
 pub fn strip_ansi(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     crate::rules::ansi_strip::strip(b)
 }
+
+/// SplitMix64 from `seed`: the same numbers on every machine, for generated test inputs.
+#[cfg(test)]
+pub(crate) fn splitmix(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}

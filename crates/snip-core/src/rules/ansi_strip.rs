@@ -172,14 +172,7 @@ mod tests {
             "é".as_bytes(),
             b"\x1b[?25l",
         ];
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
+        let mut next = crate::text::splitmix(7u64);
         let mut compared = 0;
         for _ in 0..20_000 {
             let mut input = Vec::new();

@@ -984,14 +984,7 @@ mod tests {
             "日".as_bytes(),
             b"get ",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
+        let mut next = crate::text::splitmix(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..20_000 {
             let len = (next() % 24) as usize;
             let mut input = Vec::new();
