@@ -313,11 +313,27 @@ mod tests {
     }
 
     #[test]
-    fn small_inputs_are_not_reduced() {
+    fn inputs_under_the_threshold_take_the_full_pipeline() {
         let cfg = Config::default();
-        assert!(min_bytes(&cfg) >= 4 << 20);
-        let input = log(1000, 0);
-        assert!(input.len() < min_bytes(&cfg));
+        // Just under 4 MiB, errors in the middle: the same bytes as the unreduced run
+        // (the reduced path would count escapes of the shown pieces only).
+        let mut input = log(110_000, 30_000);
+        while input.len() >= min_bytes(&cfg) {
+            input.truncate(input.len() - 1);
+        }
+        let cut = input.iter().rposition(|&b| b == b'\n').expect("lines") + 1;
+        input.truncate(cut);
+        assert!(input.len() > 3 << 20, "{}", input.len());
+        let o = compress(&input, &cfg, &mut NoStore);
+        assert!(o.changed);
+        assert_eq!(
+            o.output,
+            crate::pipeline::compress_unreduced(&input, &cfg).output
+        );
+        // And at the threshold, the reduced path is taken.
+        let big = log(150_000, 30_000);
+        assert!(big.len() >= min_bytes(&cfg));
+        assert!(reduce(&big, &cfg).is_some());
     }
 
     #[test]
