@@ -420,15 +420,14 @@ impl StreamCompressor {
         self.after = 0;
         let cost = l.size() + 220;
         // The budget test first: once the islands are full, no line is scanned.
-        if small
+        let new_shape = (small
             && self.islands_used + cost <= self.config.salient_bytes
-            && head_tail_elide::salience(&l.text) >= 2
-            && !self
-                .island_shapes
-                .contains(&head_tail_elide::shape(&l.text))
-        {
+            && head_tail_elide::salience(&l.text) >= 2)
+            .then(|| head_tail_elide::shape(&l.text))
+            .filter(|s| !self.island_shapes.contains(s));
+        if let Some(shape) = new_shape {
             if self.island_shapes.len() < 256 {
-                self.island_shapes.push(head_tail_elide::shape(&l.text));
+                self.island_shapes.push(shape);
             }
             let before = if self.config.salient_context > 0 {
                 self.gap_tail.take()
