@@ -334,9 +334,12 @@ impl Lossless<'_> {
 /// The lossless text rules on `input`, a piece of an original whose first line is
 /// original line `first_line` (0-based).
 pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
+    // What needs rendering is found once: frame controls (`\r`, backspace) or escapes.
+    let escapes_seen = memchr::memchr(0x1b, input).is_some();
+    let frame_controls = terminal_render::has_frame_controls(input);
     // Escapes without frame controls: strip them in one pass unless one of them moves
     // the cursor (then the terminal emulator renders, as below).
-    if memchr::memchr(0x1b, input).is_some() && !terminal_render::has_frame_controls(input) {
+    if escapes_seen && !frame_controls {
         if let Some((text, escapes)) = ansi_strip::strip_unless_cursor(input) {
             let lines = Doc::from_raw_at(&text, first_line).lines;
             let mut doc = Doc {
@@ -356,11 +359,17 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
             };
         }
     }
-    let (mut doc, raw_offsets, frames, mut escapes) =
-        match terminal_render::render_at(input, first_line) {
-            Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
-            None => (Doc::from_raw_at(input, first_line), true, 0, 0),
-        };
+    // Here the input holds a frame control or a cursor escape, or neither escapes nor
+    // frame controls (nothing to render).
+    let rendered = if escapes_seen || frame_controls {
+        terminal_render::render_applicable(input, first_line)
+    } else {
+        None
+    };
+    let (mut doc, raw_offsets, frames, mut escapes) = match rendered {
+        Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
+        None => (Doc::from_raw_at(input, first_line), true, 0, 0),
+    };
     let stripped = ansi_strip::apply(&mut doc);
     escapes += stripped;
     let (runs, repeated) = repeat_collapse::apply(&mut doc, config);

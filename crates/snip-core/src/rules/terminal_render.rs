@@ -112,6 +112,12 @@ pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
     if !applies(input) {
         return None;
     }
+    render_applicable(input, first_line)
+}
+
+/// [`render_at`] for a caller that already knows the input [`applies`] (it holds a
+/// frame control or a cursor escape): no second scan.
+pub(crate) fn render_applicable(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
     if memchr::memchr2(0x1b, 0x08, input).is_none() {
         return render_frames(input, first_line);
     }
