@@ -70,6 +70,9 @@ pub struct ManifestRow {
     pub clue: String,
     /// `exit_code`: the command's exit status (negative: killed by that signal).
     pub exit_code: i32,
+    /// `command`: the command line that produced the capture (empty when the manifest
+    /// has no such column).
+    pub command: String,
 }
 
 /// Parses `MANIFEST.tsv` (header line first; columns found by name).
@@ -86,6 +89,7 @@ pub fn parse_manifest(tsv: &str) -> Result<Vec<ManifestRow>, String> {
             .ok_or_else(|| format!("manifest has no `{name}` column"))
     };
     let (file, clue, exit) = (col("file")?, col("clue")?, col("exit_code")?);
+    let command = col("command").ok();
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let f: Vec<&str> = line.split('\t').collect();
@@ -101,6 +105,10 @@ pub fn parse_manifest(tsv: &str) -> Result<Vec<ManifestRow>, String> {
                 .trim()
                 .parse()
                 .map_err(|_| format!("manifest line {}: exit_code is not a number", i + 2))?,
+            command: match command {
+                Some(c) => get(c)?.to_string(),
+                None => String::new(),
+            },
         });
     }
     Ok(rows)

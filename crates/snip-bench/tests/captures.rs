@@ -73,3 +73,13 @@ fn manifest_parser_finds_columns_by_name() {
     );
     assert!(parse_manifest("file\tclue\texit_code\nx\ty\tnope\n").is_err());
 }
+
+#[test]
+fn manifest_rows_carry_their_command() {
+    let rows = parse_manifest("file\tclue\texit_code\tcommand\nx.txt\ty\t0\tls -l\n").unwrap();
+    assert_eq!(rows[0].command, "ls -l");
+    assert!(captures::all()
+        .unwrap()
+        .iter()
+        .all(|c| !c.manifest.command.is_empty()));
+}

@@ -150,36 +150,16 @@ struct Source {
 
 /// The captures joined with their manifest's `command` and `exit_code` columns.
 fn sources() -> Result<Vec<Source>, String> {
-    let tsv = snip_bench::captures::MANIFEST_TSV;
-    let mut lines = tsv.lines();
-    let header: Vec<&str> = lines.next().ok_or("empty manifest")?.split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or(format!("manifest has no {name} column"))
-    };
-    let (file, command, exit) = (col("file")?, col("command")?, col("exit_code")?);
-    let mut out = Vec::new();
-    for line in lines.filter(|l| !l.trim().is_empty()) {
-        let f: Vec<&str> = line.split('\t').collect();
-        let name = *f.get(file).ok_or("short manifest line")?;
-        let capture = snip_bench::captures::FILES
-            .iter()
-            .find(|c| c.file == name)
-            .ok_or(format!("{name} is not embedded"))?;
-        out.push(Source {
-            file: capture.file,
-            command: f.get(command).ok_or("short manifest line")?.to_string(),
-            exit_code: f
-                .get(exit)
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or("bad exit_code")?,
+    Ok(snip_bench::captures::all()?
+        .into_iter()
+        .map(|c| Source {
+            file: c.file.file,
+            command: c.manifest.command,
+            exit_code: i64::from(c.manifest.exit_code),
             // Hosts decode tool output as UTF-8 before sending it.
-            text: String::from_utf8_lossy(capture.bytes).into_owned(),
-        });
-    }
-    Ok(out)
+            text: String::from_utf8_lossy(c.file.bytes).into_owned(),
+        })
+        .collect())
 }
 
 /// Files whose lines `read_file` windows come from: the text of a real file
