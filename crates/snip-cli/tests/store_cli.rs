@@ -382,20 +382,27 @@ fn a_full_store_gives_lossless_only_output() {
     }
 }
 
+/// Makes the store directory and `objects/` read-only (or writable again), and
+/// returns the command prefix that makes the bits apply: root ignores them, so as
+/// root every capability is dropped with `setpriv`.
+fn read_only(env: &Env, on: bool) -> &'static [&'static str] {
+    let mode = if on { 0o500 } else { 0o700 };
+    for d in [env.dir.join("objects"), env.dir.clone()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let me = std::fs::metadata(env._tmp.path()).unwrap().uid();
+    if me == 0 {
+        &["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
+    } else {
+        &[]
+    }
+}
+
 #[test]
 fn a_read_only_store_gives_lossless_only_output() {
     let env = Env::new();
     env.store(); // created with its key, then made read-only
-    for d in [env.dir.join("objects"), env.dir.clone()] {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o500)).unwrap();
-    }
-    // Root ignores permission bits; drop every capability so they apply.
-    let me = std::fs::metadata(env._tmp.path()).unwrap().uid();
-    let prefix: &[&str] = if me == 0 {
-        &["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
-    } else {
-        &[]
-    };
+    let prefix = read_only(&env, true);
     let input = distinct_log();
     let o = env.run_with(prefix, &["filter"], &[], &input);
     assert_lossless_only(&o, &input);
@@ -405,29 +412,16 @@ fn a_read_only_store_gives_lossless_only_output() {
         0
     );
     assert!(!env.dir.join("ledger.jsonl").exists());
-    for d in [env.dir.clone(), env.dir.join("objects")] {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    read_only(&env, false);
 }
 
 #[test]
 fn gc_on_a_read_only_store_says_why_once() {
     let env = Env::new();
     env.store();
-    for d in [env.dir.join("objects"), env.dir.clone()] {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o500)).unwrap();
-    }
-    // Root ignores permission bits; drop every capability so they apply.
-    let me = std::fs::metadata(env._tmp.path()).unwrap().uid();
-    let prefix: &[&str] = if me == 0 {
-        &["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
-    } else {
-        &[]
-    };
+    let prefix = read_only(&env, true);
     let o = env.run_with(prefix, &["gc"], &[], b"");
-    for d in [env.dir.clone(), env.dir.join("objects")] {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
+    read_only(&env, false);
     assert_eq!(o.status.code(), Some(2));
     let err = one_line_stderr(&o);
     assert!(err.contains("cannot open"), "{err}");
