@@ -335,8 +335,8 @@ impl Lossless<'_> {
 /// original line `first_line` (0-based).
 pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
     // What needs rendering is found once: frame controls (`\r`, backspace) or escapes.
-    let escapes_seen = memchr::memchr(0x1b, input).is_some();
-    let frame_controls = terminal_render::has_frame_controls(input);
+    let controls = terminal_render::Controls::scan(input);
+    let (escapes_seen, frame_controls) = (controls.escape, controls.frames());
     // Escapes without frame controls: strip them in one pass unless one of them moves
     // the cursor (then the terminal emulator renders, as below).
     if escapes_seen && !frame_controls {
@@ -362,7 +362,7 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
     // Here the input holds a frame control or a cursor escape, or neither escapes nor
     // frame controls (nothing to render).
     let rendered = if escapes_seen || frame_controls {
-        terminal_render::render_applicable(input, first_line)
+        terminal_render::render_applicable(input, first_line, controls)
     } else {
         None
     };
@@ -370,7 +370,11 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
         Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
         None => (Doc::from_raw_at(input, first_line), true, 0, 0),
     };
-    let stripped = ansi_strip::apply(&mut doc);
+    let stripped = if escapes_seen {
+        ansi_strip::apply(&mut doc)
+    } else {
+        0
+    };
     escapes += stripped;
     let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
     Lossless {

@@ -44,11 +44,14 @@ pub(crate) struct Rendered<'a> {
     pub escapes_removed: u64,
 }
 
-/// Quick test: does `input` contain anything this rule interprets (ESC, backspace, or
-/// a `\r` not followed by `\n`)?
-pub(crate) fn applies(input: &[u8]) -> bool {
-    if has_frame_controls(input) {
+/// Whether `input` (whose [`Controls`] are `c`) holds anything this rule interprets:
+/// a frame control, or an escape that moves the cursor, erases, or saves or restores it.
+fn applies_with(input: &[u8], c: Controls) -> bool {
+    if c.frames() {
         return true;
+    }
+    if !c.escape {
+        return false;
     }
     // Escapes: only cursor, erase and save/restore ones need rendering; colours and
     // links are left to `ansi-strip`.
@@ -65,11 +68,43 @@ pub(crate) fn applies(input: &[u8]) -> bool {
     false
 }
 
-/// Whether the input has a backspace or a `\r` that is not part of `\r\n` (the
-/// controls that draw frames without an escape).
-pub(crate) fn has_frame_controls(input: &[u8]) -> bool {
-    memchr::memchr(0x08, input).is_some()
-        || memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'))
+/// The terminal controls an input holds, found once so that the pipeline and this
+/// rule do not scan the input again for each question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Controls {
+    /// An ESC byte (an escape sequence, or a stray ESC).
+    pub escape: bool,
+    /// A backspace.
+    pub backspace: bool,
+    /// A `\r` not followed by `\n` (under a pseudo-terminal every line ends in `\r\n`).
+    pub lone_cr: bool,
+}
+
+impl Controls {
+    pub(crate) fn scan(input: &[u8]) -> Controls {
+        let (mut escape, mut backspace) = (false, false);
+        if let Some(i) = memchr::memchr2(0x1b, 0x08, input) {
+            let rest = &input[i + 1..];
+            if input[i] == 0x1b {
+                escape = true;
+                backspace = memchr::memchr(0x08, rest).is_some();
+            } else {
+                backspace = true;
+                escape = memchr::memchr(0x1b, rest).is_some();
+            }
+        }
+        let lone_cr = memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'));
+        Controls {
+            escape,
+            backspace,
+            lone_cr,
+        }
+    }
+
+    /// Controls that draw frames without an escape: a backspace or a lone `\r`.
+    pub(crate) fn frames(&self) -> bool {
+        self.backspace || self.lone_cr
+    }
 }
 
 /// Whether the escape at the start of `s` (`n` bytes long, from
@@ -109,16 +144,21 @@ pub(crate) fn render(input: &[u8]) -> Option<Rendered<'_>> {
 /// [`render`] for a piece of a larger input whose first line is original line
 /// `first_line` (0-based): the rendered lines carry original line numbers.
 pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
-    if !applies(input) {
+    let c = Controls::scan(input);
+    if !applies_with(input, c) {
         return None;
     }
-    render_applicable(input, first_line)
+    render_applicable(input, first_line, c)
 }
 
-/// [`render_at`] for a caller that already knows the input [`applies`] (it holds a
-/// frame control or a cursor escape): no second scan.
-pub(crate) fn render_applicable(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
-    if memchr::memchr2(0x1b, 0x08, input).is_none() {
+/// [`render_at`] for a caller that already knows the input holds something to render (it holds a
+/// frame control or a cursor escape) and its [`Controls`]: no second scan.
+pub(crate) fn render_applicable(
+    input: &[u8],
+    first_line: u32,
+    c: Controls,
+) -> Option<Rendered<'_>> {
+    if !c.escape && !c.backspace {
         return render_frames(input, first_line);
     }
     render_term(input, first_line)
@@ -154,6 +194,9 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
         pending: Option<(usize, usize)>,
         erased: bool,
         aside: Vec<(usize, usize)>,
+        /// The stem of the last frame compared, as `(frame, stem)` ranges of the
+        /// input: that frame is the next comparison's older frame.
+        stem: Option<((usize, usize), (usize, usize))>,
     }
     let mut lines: Vec<Line> = Vec::with_capacity(input.len() / 48 + 1);
     let mut frames = 0u64;
@@ -163,6 +206,11 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
         pending: None,
         erased: false,
         aside: Vec::new(),
+        stem: None,
+    };
+    let stem_of = |r: (usize, usize)| {
+        let (s, e) = stem_span(&input[r.0..r.1]);
+        (r.0 + s, r.0 + e)
     };
     let blank = |r: (usize, usize)| is_blank(&input[r.0..r.1]);
     let wide = |r: (usize, usize)| width(&input[r.0..r.1]);
@@ -182,10 +230,19 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
             } else {
                 row.text = prev;
             }
-        } else if same_bar(&input[new.0..new.1], &input[prev.0..prev.1]) {
-            *frames += 1;
-        } else if !blank(prev) {
-            row.aside.push(prev);
+        } else {
+            // The older frame is usually the one compared last time: its stem is known.
+            let old = match row.stem {
+                Some((r, s)) if r == prev => s,
+                _ => stem_of(prev),
+            };
+            let cur = stem_of(new);
+            row.stem = Some((new, cur));
+            if same_stem(&input[cur.0..cur.1], &input[old.0..old.1]) {
+                *frames += 1;
+            } else if !blank(prev) {
+                row.aside.push(prev);
+            }
         }
     };
     // One scan for both controls: `\r` ends a frame (unless it is part of `\r\n`),
@@ -882,7 +939,11 @@ fn is_blank(b: &[u8]) -> bool {
 /// progress-squash) a final frame that extends the stem, as in
 /// `Reading package lists... 98%` → `Reading package lists... Done`.
 fn same_bar(new: &[u8], old: &[u8]) -> bool {
-    let (a, b) = (stem(new), stem(old));
+    same_stem(stem(new), stem(old))
+}
+
+/// [`same_bar`] on the two frames' stems.
+fn same_stem(a: &[u8], b: &[u8]) -> bool {
     a == b || (b.len() >= 4 && a.starts_with(b))
 }
 
@@ -906,8 +967,20 @@ const STEM_END: [bool; 256] = {
 
 /// The frame's stem: text before the first digit or bar glyph, trimmed.
 pub(crate) fn stem(b: &[u8]) -> &[u8] {
+    let (s, e) = stem_span(b);
+    &b[s..e]
+}
+
+/// [`stem`] as a half-open byte range of `b`.
+fn stem_span(b: &[u8]) -> (usize, usize) {
+    // Leading whitespace never ends a stem: skip it first, then the stem runs to the
+    // first stem-ending byte, less trailing whitespace.
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
     let mut end = b.len();
-    let mut i = 0;
+    let mut i = start;
     while i < b.len() {
         let c = b[i];
         if STEM_END[c as usize] {
@@ -919,19 +992,10 @@ pub(crate) fn stem(b: &[u8]) -> &[u8] {
         }
         i += 1;
     }
-    trim(&b[..end])
-}
-
-fn trim(b: &[u8]) -> &[u8] {
-    let s = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let e = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(s, |e| e + 1);
-    &b[s..e.max(s)]
+    while end > start && b[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    (start, end)
 }
 
 #[cfg(test)]
