@@ -114,3 +114,37 @@ fn text_and_markdown_tables_end_with_totals_and_targets() {
     let out = snip(&["bench", "--json", "--markdown"]);
     assert!(!out.status.success(), "--json and --markdown conflict");
 }
+
+/// `snip bench` runs the `snip-bench` program installed next to `snip`; without it,
+/// one line says what is missing and how to install it.
+#[test]
+fn bench_without_its_program_says_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lone = dir.path().join("snip");
+    std::fs::copy(env!("CARGO_BIN_EXE_snip"), &lone).unwrap();
+    let out = Command::new(&lone)
+        .args(["bench", "--iterations", "1"])
+        .env("PATH", dir.path())
+        .output()
+        .expect("snip runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("snip-bench") && err.contains("cargo install --path crates/snip-cli"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// `snip bench --help` is the help of `snip-bench` (the arguments pass through).
+#[test]
+fn bench_help_passes_through() {
+    let out = snip(&["bench", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Usage: snip bench") && help.contains("--iterations"),
+        "{help}"
+    );
+}

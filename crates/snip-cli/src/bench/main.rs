@@ -1,11 +1,26 @@
-//! `snip bench`: the proof table — bytes, o200k tokens, clues, diffs, JSON and time per
-//! call on the eight generated shapes and the bundled real captures (`snip-bench`).
-//! `snip bench context` runs the conversation-pass session benchmark instead.
+//! The `snip-bench` program behind `snip bench`: the proof table — bytes, o200k
+//! tokens, clues, diffs, JSON and time per call on the eight generated shapes and the
+//! bundled real captures (the `snip-bench` crate). `snip bench context` runs the
+//! conversation-pass session benchmark instead.
+//!
+//! It is a program of its own, installed next to `snip` (`snip bench ARGS` runs
+//! `snip-bench ARGS`), so that `snip` itself does not carry the tokenizers and their
+//! tables: `snip` starts for every tool call a hook sees, and every page it does not
+//! map or relocate is time saved there.
+#![forbid(unsafe_code)]
+
+#[allow(dead_code)] // `snip-bench` uses the configuration and printing helpers only.
+#[path = "../common.rs"]
+mod common;
+mod context;
+
 use anyhow::{anyhow, Result};
+use clap::Parser as _;
 use std::process::ExitCode;
 
-/// Arguments of `snip bench`.
-#[derive(clap::Args, Debug)]
+/// Measure savings, kept clues and speed on generated shapes and real captures.
+#[derive(clap::Parser, Debug)]
+#[command(name = "snip bench", bin_name = "snip bench", version)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
     /// What to bench instead of the table.
@@ -26,13 +41,26 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 pub enum What {
     /// The conversation pass over a long session: tokens, prompt-cache reuse, cost.
-    Context(super::bench_context::Args),
+    Context(context::Args),
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            if common::is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("snip bench: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Runs `snip bench`.
-pub fn run(args: Args) -> Result<ExitCode> {
+fn run(args: Args) -> Result<ExitCode> {
     if let Some(What::Context(a)) = args.what {
-        return super::bench_context::run(a);
+        return context::run(a);
     }
     let opts = snip_bench::Options {
         config: crate::common::core_config()?,

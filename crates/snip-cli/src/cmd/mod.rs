@@ -1,5 +1,4 @@
 pub mod bench;
-pub mod bench_context;
 pub mod config;
 pub mod context;
 pub mod demo;
