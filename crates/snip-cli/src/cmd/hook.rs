@@ -51,13 +51,17 @@ fn claude_code_hook() -> Result<ExitCode> {
         .flatten(),
         Err(_) => None,
     };
-    let text = match reply {
-        Some(v) => serde_json::to_string(&v).unwrap_or_else(|_| "{}".into()),
-        None => "{}".into(),
-    };
+    // The reply is written into the payload's buffer, whose pages are already
+    // mapped: in a process this short, fresh pages are a measurable share.
+    input.clear();
+    if !reply.is_some_and(|v| serde_json::to_writer(&mut input, &v).is_ok()) {
+        input.clear();
+        input.extend_from_slice(b"{}");
+    }
+    input.push(b'\n');
     let mut out = std::io::stdout().lock();
     // Nothing useful can be done if stdout is gone; the exit status stays 0.
-    let _ = writeln!(out, "{text}");
+    let _ = out.write_all(&input);
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
 }

@@ -19,6 +19,7 @@
 
 use super::engine;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::io::Read as _;
 
 /// Upper bound, in bytes, for a persisted output file read back from
@@ -81,15 +82,33 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
 /// (`SNIP_MAX_BYTES`): the shorter stream may use up to half of it, the longer one
 /// what the shorter one left (at least half). A stream that fits is left as it is.
 fn shell_output(response: &Value, source: &str) -> Option<Value> {
-    let mut obj = response.as_object()?.clone();
+    let fields = response.as_object()?;
     let persisted = response.get("persistedOutputPath").and_then(Value::as_str);
-    let stdout = match persisted {
-        Some(path) => Some(read_persisted(path)?),
-        None => obj.get("stdout").and_then(Value::as_str).map(str::to_owned),
+    let stdout: Option<Cow<'_, str>> = match persisted {
+        Some(path) => Some(Cow::Owned(read_persisted(path)?)),
+        None => fields
+            .get("stdout")
+            .and_then(Value::as_str)
+            .map(Cow::Borrowed),
     };
-    let stderr = obj.get("stderr").and_then(Value::as_str).map(str::to_owned);
+    let stderr = fields
+        .get("stderr")
+        .and_then(Value::as_str)
+        .map(Cow::Borrowed);
+    // The reply's object: every field in its order, the two streams' texts not copied
+    // (they are set below, compressed or as they were).
+    let mut obj: Map<String, Value> = fields
+        .iter()
+        .map(|(k, v)| {
+            let v = match (k.as_str(), v) {
+                ("stdout" | "stderr", Value::String(_)) => Value::String(String::new()),
+                _ => v.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect();
     let budget = crate::common::core_config().ok()?.max_bytes;
-    let len = |t: &Option<String>| t.as_deref().map_or(0, str::len);
+    let len = |t: &Option<Cow<'_, str>>| t.as_deref().map_or(0, str::len);
     let stdout_first = len(&stdout) <= len(&stderr);
     let (first, second) = if stdout_first {
         (&stdout, &stderr)
@@ -109,21 +128,25 @@ fn shell_output(response: &Value, source: &str) -> Option<Value> {
     } else {
         (second_out, first_out)
     };
-    let mut changed = false;
-    if let Some(c) = new_stdout {
-        obj.insert("stdout".into(), Value::String(c));
-        changed = true;
-    } else if persisted.is_some() {
+    let changed = new_stdout.is_some() || new_stderr.is_some();
+    if new_stdout.is_none() && persisted.is_some() {
         // Nothing shrank: Claude Code's preview stays.
         return None;
+    }
+    // Each stream: compressed, or its own text again (the preview, when persisted).
+    for (key, new) in [("stdout", new_stdout), ("stderr", new_stderr)] {
+        let text = match new {
+            Some(c) => c,
+            None => match fields.get(key) {
+                Some(Value::String(t)) => t.clone(),
+                _ => continue,
+            },
+        };
+        obj.insert(key.into(), Value::String(text));
     }
     if persisted.is_some() {
         obj.remove("persistedOutputPath");
         obj.remove("persistedOutputSize");
-    }
-    if let Some(c) = new_stderr {
-        obj.insert("stderr".into(), Value::String(c));
-        changed = true;
     }
     // The schema requires these three; a payload without them is not a Bash result.
     let well_formed = obj.get("stdout").is_some_and(Value::is_string)
