@@ -55,6 +55,18 @@ pub(crate) struct Doc<'a> {
 }
 
 /// A placeholder id, as long as a real one, used to size markers before rendering.
+/// The line ending most of the first 64 of `lines` use (`\n` on a tie or none).
+pub(crate) fn dominant_eol(lines: &[Line]) -> Eol {
+    let first = &lines[..lines.len().min(64)];
+    let crlf = first.iter().filter(|l| l.eol == Eol::CrLf).count();
+    let lf = first.iter().filter(|l| l.eol == Eol::Lf).count();
+    if crlf > lf {
+        Eol::CrLf
+    } else {
+        Eol::Lf
+    }
+}
+
 pub(crate) const SIZING_ID: &str = "sn_0000000000000000000000000000";
 
 impl<'a> Doc<'a> {
@@ -132,23 +144,7 @@ impl<'a> Doc<'a> {
 
     /// The line ending most lines use (for inserted marker lines).
     pub(crate) fn dominant_eol(&self) -> Eol {
-        let crlf = self
-            .lines
-            .iter()
-            .take(64)
-            .filter(|l| l.eol == Eol::CrLf)
-            .count();
-        let lf = self
-            .lines
-            .iter()
-            .take(64)
-            .filter(|l| l.eol == Eol::Lf)
-            .count();
-        if crlf > lf {
-            Eol::CrLf
-        } else {
-            Eol::Lf
-        }
+        dominant_eol(&self.lines)
     }
 
     /// Adds a marker line covering original lines `src_first..=src_last` (0-based).

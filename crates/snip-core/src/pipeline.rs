@@ -241,14 +241,15 @@ fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_o
             cfg.tail_bytes = 0;
             cfg.salient_bytes = 0;
         }
-        // The rule changes lines and markers, never the buffer: trials share it.
+        // The rule changes lines and markers, never the buffer: trials share it, and
+        // read the same lines (each trial's result is a new, shorter list).
         let mut trial = Doc {
             buf: std::borrow::Cow::Borrowed(&doc.buf),
-            lines: doc.lines.clone(),
+            lines: Vec::new(),
             markers: doc.markers.clone(),
             footer: doc.footer.clone(),
         };
-        if !head_tail_elide::apply(&mut trial, &cfg, raw, raw_offsets) {
+        if !head_tail_elide::apply_from(&mut trial, &doc.lines, &cfg, raw, raw_offsets) {
             continue;
         }
         let size = trial.size();

@@ -199,26 +199,44 @@ pub(crate) const ISLAND_LINE_MAX: usize = 1024;
 /// Elides the middle of `doc`; `false` when there is no middle to elide. What was
 /// elided is in the markers it adds (their `lines` and `bytes`).
 pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> bool {
-    let n = doc.lines.len();
+    let src = std::mem::take(&mut doc.lines);
+    let done = apply_from(doc, &src, config, raw, raw_offsets);
+    if !done {
+        doc.lines = src;
+    }
+    done
+}
+
+/// [`apply`] with the document's lines given apart (`doc.lines` is ignored and, when
+/// the rule applies, replaced): callers that try several budgets keep one copy of
+/// the lines instead of cloning them for each trial.
+pub(crate) fn apply_from(
+    doc: &mut Doc<'_>,
+    src: &[Line],
+    config: &Config,
+    raw: &RawIndex,
+    raw_offsets: bool,
+) -> bool {
+    let n = src.len();
     if n == 0 {
         return false;
     }
-    let eol = doc.dominant_eol();
+    let eol = crate::doc::dominant_eol(src);
     let eol_len = eol.bytes().len();
-    let sizes: Vec<usize> = doc.lines.iter().map(|l| doc.line_size(l)).collect();
+    let size = |k: usize| doc.line_size(&src[k]);
 
     // Head: whole lines, then possibly a cut line.
     let mut head: Vec<Line> = Vec::new();
     let mut acc = 0;
     let mut h = 0;
-    while h < n && acc + sizes[h] <= config.head_bytes {
-        acc += sizes[h];
-        head.push(doc.lines[h]);
+    while h < n && acc + size(h) <= config.head_bytes {
+        acc += size(h);
+        head.push(src[h]);
         h += 1;
     }
     let mut mid_first: Option<Line> = None;
-    if h < n && doc.lines[h].marker.is_none() && config.head_bytes.saturating_sub(acc) > 256 {
-        let l = doc.lines[h];
+    if h < n && src[h].marker.is_none() && config.head_bytes.saturating_sub(acc) > 256 {
+        let l = src[h];
         let want = config.head_bytes - acc - eol_len;
         let cut = l.start + crate::text::floor_char_boundary(&doc.buf[l.start..l.end], want);
         if cut > l.start && cut < l.end {
@@ -232,16 +250,16 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
     let mut tail: Vec<Line> = Vec::new();
     let mut acc = 0;
     let mut t = n;
-    while t > lo && acc + sizes[t - 1] <= config.tail_bytes {
-        acc += sizes[t - 1];
+    while t > lo && acc + size(t - 1) <= config.tail_bytes {
+        acc += size(t - 1);
         t -= 1;
     }
     let mut mid_last: Option<Line> = None;
     let room = config.tail_bytes.saturating_sub(acc);
-    if t > h && doc.lines[t - 1].marker.is_none() && room > 256 {
+    if t > h && src[t - 1].marker.is_none() && room > 256 {
         let l = match (t - 1 == h, mid_first) {
             (true, Some(m)) => m,
-            _ => doc.lines[t - 1],
+            _ => src[t - 1],
         };
         let want = room - eol_len;
         let len = l.end - l.start;
@@ -258,7 +276,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
             }
         }
     }
-    tail.extend_from_slice(&doc.lines[t..]);
+    tail.extend_from_slice(&src[t..]);
 
     // The middle, as lines (with the cut pieces).
     let mut middle: Vec<Line> = Vec::new();
@@ -273,7 +291,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
         }
     }
     if whole_to > whole_from {
-        middle.extend_from_slice(&doc.lines[whole_from..whole_to]);
+        middle.extend_from_slice(&src[whole_from..whole_to]);
     }
     if let Some(ml) = mid_last {
         if !(mid_first.is_some() && whole_to < whole_from) {
