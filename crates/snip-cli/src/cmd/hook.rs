@@ -54,7 +54,7 @@ fn claude_code_hook() -> Result<ExitCode> {
     // The reply is written into the payload's buffer, whose pages are already
     // mapped: in a process this short, fresh pages are a measurable share.
     input.clear();
-    if !reply.is_some_and(|v| serde_json::to_writer(&mut input, &v).is_ok()) {
+    if reply.is_none_or(|v| serde_json::to_writer(&mut input, &v).is_err()) {
         input.clear();
         input.extend_from_slice(b"{}");
     }
