@@ -55,7 +55,25 @@ pub(crate) fn escape_len(s: &[u8]) -> usize {
     }
 }
 
-/// Removes escapes from `b`, appending the rest to `out`; returns how many were removed.
+/// The length of the colour escape (SGR: `ESC [`, digits and `;`, then `m`) at the
+/// start of `s`, or `None` for any other escape. Equal to [`escape_len`] where it
+/// answers (tested); SGR neither moves the cursor nor holds a line ending.
+#[inline]
+fn sgr_len(s: &[u8]) -> Option<usize> {
+    if s.get(1) != Some(&b'[') {
+        return None;
+    }
+    let mut j = 2;
+    while let Some(&c) = s.get(j) {
+        match c {
+            b'0'..=b'9' | b';' => j += 1,
+            b'm' => return Some(j + 1),
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// The offset of the next ESC in `b`. Coloured output has a few bytes between
 /// escapes, where a plain loop beats a SIMD call; long runs go to `memchr`.
 #[inline]
@@ -83,6 +101,13 @@ pub(crate) fn strip_unless_cursor(b: &[u8]) -> Option<(Vec<u8>, u64)> {
     while let Some(k) = next_esc(&b[i..]) {
         out.extend_from_slice(&b[i..i + k]);
         i += k;
+        // Most escapes in coloured output set colours (`ESC [ 1;31 m`): nothing to
+        // check for those beyond their bytes.
+        if let Some(len) = sgr_len(&b[i..]) {
+            i += len;
+            n += 1;
+            continue;
+        }
         let mut len = escape_len(&b[i..]);
         if b[i..i + len].iter().any(|&c| c == b'\n' || c == b'\r') {
             // Never across a line ending: parse as the per-line strip would, with the
@@ -203,6 +228,37 @@ mod tests {
             compared += 1;
         }
         assert!(compared > 10_000, "{compared}");
+    }
+
+    /// The colour fast path measures what the general parser measures, and is not
+    /// taken for anything that moves the cursor.
+    #[test]
+    fn sgr_fast_path_agrees_with_escape_len() {
+        let alphabet: &[u8] = b"\x1b[0123456789;;;mmmm:AHK?\n\r ";
+        let mut next = crate::text::splitmix(11u64);
+        let mut taken = 0;
+        for _ in 0..50_000 {
+            let mut s = if next() % 4 == 0 {
+                vec![0x1b]
+            } else {
+                b"\x1b[".to_vec()
+            };
+            for _ in 0..(next() % 8) {
+                s.push(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            if let Some(len) = sgr_len(&s) {
+                assert_eq!(len, escape_len(&s), "{s:?}");
+                assert!(
+                    !crate::rules::terminal_render::moves_cursor(&s, len),
+                    "{s:?}"
+                );
+                taken += 1;
+            }
+        }
+        assert!(taken > 5_000, "{taken}");
+        assert_eq!(sgr_len(b"\x1b[1;31mx"), Some(7));
+        assert_eq!(sgr_len(b"\x1b[2K"), None);
+        assert_eq!(sgr_len(b"\x1b[31"), None);
     }
 
     #[test]
