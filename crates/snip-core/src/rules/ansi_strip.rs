@@ -238,7 +238,7 @@ mod tests {
         let mut next = crate::text::splitmix(11u64);
         let mut taken = 0;
         for _ in 0..50_000 {
-            let mut s = if next() % 4 == 0 {
+            let mut s = if next().is_multiple_of(4) {
                 vec![0x1b]
             } else {
                 b"\x1b[".to_vec()
