@@ -264,7 +264,9 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
         let text_line = |(a, b): (usize, usize), eol: Eol| Line::text(a, b, eol, line_no);
         match eol {
             Some(eol) => {
-                lines.extend(row.aside.drain(..).map(|r| text_line(r, eol)));
+                if !row.aside.is_empty() {
+                    lines.extend(row.aside.drain(..).map(|r| text_line(r, eol)));
+                }
                 if !(row.erased && row.text.0 == row.text.1) {
                     lines.push(text_line(row.text, eol));
                 }
@@ -279,7 +281,7 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
         }
         line_no = line_no.saturating_add(1);
     };
-    for p in memchr::memchr2_iter(b'\r', b'\n', input) {
+    for p in crate::text::CrLf::new(input) {
         if input[p] == b'\r' {
             if input.get(p + 1) == Some(&b'\n') {
                 continue;
