@@ -212,7 +212,6 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
         let (s, e) = stem_span(&input[r.0..r.1]);
         (r.0 + s, r.0 + e)
     };
-    let blank = |r: (usize, usize)| is_blank(&input[r.0..r.1]);
     let wide = |r: (usize, usize)| width(&input[r.0..r.1]);
     // Resolves the pending frame as `Term::resolve` does.
     let resolve = |row: &mut Row, frames: &mut u64| {
@@ -220,29 +219,30 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
             return;
         };
         let new = row.text;
-        if blank(new) {
+        // A frame's stem starts at its first visible byte: a stem starting at the
+        // frame's end means a blank frame. The older frame is usually the one compared
+        // last time: its stem is known.
+        let cur = stem_of(new);
+        let old = match row.stem {
+            Some((r, s)) if r == prev => s,
+            _ => stem_of(prev),
+        };
+        row.stem = Some((new, cur));
+        let prev_blank = old.0 == prev.1;
+        if cur.0 == new.1 {
             if wide(new) >= wide(prev) {
                 row.text = (new.0, new.0);
                 row.erased = true;
-                if !blank(prev) {
+                if !prev_blank {
                     *frames += 1;
                 }
             } else {
                 row.text = prev;
             }
-        } else {
-            // The older frame is usually the one compared last time: its stem is known.
-            let old = match row.stem {
-                Some((r, s)) if r == prev => s,
-                _ => stem_of(prev),
-            };
-            let cur = stem_of(new);
-            row.stem = Some((new, cur));
-            if same_stem(&input[cur.0..cur.1], &input[old.0..old.1]) {
-                *frames += 1;
-            } else if !blank(prev) {
-                row.aside.push(prev);
-            }
+        } else if same_stem(&input[cur.0..cur.1], &input[old.0..old.1]) {
+            *frames += 1;
+        } else if !prev_blank {
+            row.aside.push(prev);
         }
     };
     // One scan for both controls: `\r` ends a frame (unless it is part of `\r\n`),

@@ -80,24 +80,20 @@ fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
     Kind::Other
 }
 
-/// Elides the middle of long frame runs. Returns `(frames_elided, lines_elided)`.
-pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64, u64) {
-    let n = doc.lines.len();
-    let keep_head = config.traceback_head_frames;
-    let keep_tail = config.traceback_tail_frames;
-    let mut kinds = Vec::with_capacity(n);
+/// Calls `f(kind)` for every line of `doc`, in order: each line classified with
+/// the kind of the line before it and the text of the line after it.
+fn for_each_kind(doc: &Doc<'_>, mut f: impl FnMut(Kind)) {
+    let lines = &doc.lines;
     let mut prev = Kind::Other;
-    for k in 0..n {
-        let l = doc.lines[k];
+    for (k, l) in lines.iter().enumerate() {
         let kind = if l.marker.is_some() {
             Kind::Other
         } else {
-            let next = doc
-                .lines
+            let next = lines
                 .get(k + 1)
                 .filter(|x| x.marker.is_none())
                 .map(|x| doc.text(x));
-            classify(doc.text(&l), prev, next)
+            classify(doc.text(l), prev, next)
         };
         // A continuation needs a frame before it.
         let kind = if kind == Kind::Cont && prev == Kind::Other {
@@ -105,24 +101,34 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         } else {
             kind
         };
-        kinds.push(kind);
+        f(kind);
         prev = kind;
     }
-    // Most documents hold no run long enough to elide: nothing to rebuild.
+}
+
+/// Elides the middle of long frame runs. Returns `(frames_elided, lines_elided)`.
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64, u64) {
+    let n = doc.lines.len();
+    let keep_head = config.traceback_head_frames;
+    let keep_tail = config.traceback_tail_frames;
+    // Most documents hold no run long enough to elide: a first pass only measures
+    // the longest run of frames, and nothing is kept or rebuilt for them.
     let need = keep_head + keep_tail + 1;
     let mut longest = 0usize;
     let mut starts_in_run = 0usize;
-    for k in &kinds {
-        match k {
+    for_each_kind(doc, |kind| {
+        match kind {
             Kind::Start => starts_in_run += 1,
             Kind::Cont => {}
             Kind::Other => starts_in_run = 0,
         }
         longest = longest.max(starts_in_run);
-    }
+    });
     if longest <= need {
         return (0, 0);
     }
+    let mut kinds = Vec::with_capacity(n);
+    for_each_kind(doc, |kind| kinds.push(kind));
     let eol = doc.dominant_eol();
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
