@@ -64,11 +64,14 @@ pub const NOT_RETAINED: &str =
     "original not retained (re-run the command with narrower output to see the rest)";
 
 impl Marker {
-    /// The footer for lossless removals: `removed N redrawn progress frames and M ANSI
-    /// escape sequences` (either part alone when the other is 0); `None` when both are 0.
+    /// The footer for lossless removals: `removed N redrawn progress frames and B
+    /// backspaces and M ANSI escape sequences` (the parts that are not 0); `None` when
+    /// all are 0. Backspaces count the backspace controls rendered away (text written
+    /// over, as a terminal shows it).
     /// `restore` points at the whole original when it is retained.
     pub fn lossless_footer(
         frames: u64,
+        backspaces: u64,
         escapes: u64,
         restore: Option<RestoreCall>,
     ) -> Option<Marker> {
@@ -76,12 +79,15 @@ impl Marker {
         if frames > 0 {
             parts.push(format!("{frames} redrawn progress frames"));
         }
+        if backspaces > 0 {
+            parts.push(format!("{backspaces} backspaces"));
+        }
         if escapes > 0 {
             parts.push(format!("{escapes} ANSI escape sequences"));
         }
         (!parts.is_empty()).then(|| Marker {
             what: format!("removed {}", parts.join(" and ")),
-            rule: if frames > 0 {
+            rule: if frames > 0 || backspaces > 0 {
                 "terminal-render"
             } else {
                 "ansi-strip"

@@ -149,6 +149,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     let mut doc = l.doc;
     doc.footer.extend(Marker::lossless_footer(
         l.frames,
+        l.backspaces,
         l.escapes,
         Some(RestoreCall::Bytes {
             start: 0,
@@ -301,6 +302,7 @@ pub(crate) struct Lossless<'a> {
     /// stripped), so elision markers can quote byte ranges directly.
     pub raw_offsets: bool,
     pub frames: u64,
+    pub backspaces: u64,
     pub escapes: u64,
     pub runs: u64,
     pub repeated: u64,
@@ -310,10 +312,14 @@ impl Lossless<'_> {
     /// The receipt rows of the rules that changed something.
     fn reports(&self) -> Vec<RuleReport> {
         let mut rules = Vec::new();
-        if self.frames > 0 {
+        if self.frames > 0 || self.backspaces > 0 {
+            let mut counts = vec![("frames_removed", self.frames)];
+            if self.backspaces > 0 {
+                counts.push(("backspaces_removed", self.backspaces));
+            }
             rules.push(RuleReport {
                 id: "terminal-render",
-                counts: vec![("frames_removed", self.frames)],
+                counts,
             });
         }
         if self.escapes > 0 {
@@ -354,6 +360,7 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
                 doc,
                 raw_offsets: escapes == 0,
                 frames: 0,
+                backspaces: 0,
                 escapes,
                 runs,
                 repeated,
@@ -367,9 +374,15 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
     } else {
         None
     };
-    let (mut doc, raw_offsets, frames, mut escapes) = match rendered {
-        Some(r) => (r.doc, false, r.frames_removed, r.escapes_removed),
-        None => (Doc::from_raw_at(input, first_line), true, 0, 0),
+    let (mut doc, raw_offsets, frames, backspaces, mut escapes) = match rendered {
+        Some(r) => (
+            r.doc,
+            false,
+            r.frames_removed,
+            r.backspaces_removed,
+            r.escapes_removed,
+        ),
+        None => (Doc::from_raw_at(input, first_line), true, 0, 0, 0),
     };
     let stripped = if escapes_seen {
         ansi_strip::apply(&mut doc)
@@ -382,6 +395,7 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
         doc,
         raw_offsets: raw_offsets && stripped == 0,
         frames,
+        backspaces,
         escapes,
         runs,
         repeated,
@@ -399,9 +413,12 @@ pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u
         "json-fields" => return json_fields::apply(input, config, None, true).map(|j| j.output),
         "terminal-render" => {
             let mut r = terminal_render::render(input)?;
-            r.doc
-                .footer
-                .extend(Marker::lossless_footer(r.frames_removed, 0, None));
+            r.doc.footer.extend(Marker::lossless_footer(
+                r.frames_removed,
+                r.backspaces_removed,
+                0,
+                None,
+            ));
             return Some(r.doc.render(None));
         }
         "ansi-strip" => {
@@ -442,7 +459,7 @@ pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
     }
     l.doc
         .footer
-        .extend(Marker::lossless_footer(l.frames, 0, None));
+        .extend(Marker::lossless_footer(l.frames, l.backspaces, 0, None));
     let out = l.doc.render(None);
     (out.len() < input.len()).then_some(out)
 }

@@ -237,6 +237,7 @@ impl Joined {
             doc: Doc::owned(head.doc.buf.len() * 2),
             raw_offsets: false,
             frames: 0,
+            backspaces: 0,
             escapes: 0,
             runs: 0,
             repeated: 0,
@@ -250,6 +251,7 @@ impl Joined {
     fn append(&mut self, piece: Lossless<'_>) {
         let t = &mut self.text;
         t.frames += piece.frames;
+        t.backspaces += piece.backspaces;
         t.escapes += piece.escapes;
         t.runs += piece.runs;
         t.repeated += piece.repeated;

@@ -93,6 +93,7 @@ pub struct StreamCompressor {
     open_line: bool,
     eol: Option<Eol>,
     frames: u64,
+    backspaces: u64,
     escapes: u64,
     total: u64,
 }
@@ -119,6 +120,7 @@ impl StreamCompressor {
             open_line: false,
             eol: None,
             frames: 0,
+            backspaces: 0,
             escapes: 0,
             total: 0,
         }
@@ -193,7 +195,7 @@ impl StreamCompressor {
             }
             Phase::Verbatim => return Ok(()),
         }
-        if let Some(m) = Marker::lossless_footer(self.frames, self.escapes, None) {
+        if let Some(m) = Marker::lossless_footer(self.frames, self.backspaces, self.escapes, None) {
             out.write_all(m.render(None).as_bytes())?;
             out.write_all(self.eol().bytes())?;
         }
@@ -201,7 +203,7 @@ impl StreamCompressor {
     }
 
     fn has_footer(&self) -> bool {
-        self.frames > 0 || self.escapes > 0
+        self.frames > 0 || self.backspaces > 0 || self.escapes > 0
     }
 
     fn eol(&self) -> Eol {
@@ -221,6 +223,7 @@ impl StreamCompressor {
         let (mut doc, mut raw_offsets) = match terminal_render::render(raw) {
             Some(r) => {
                 self.frames += r.frames_removed;
+                self.backspaces += r.backspaces_removed;
                 self.escapes += r.escapes_removed;
                 (r.doc, false)
             }

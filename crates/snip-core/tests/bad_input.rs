@@ -156,3 +156,49 @@ fn json_lines_over_budget_keep_whole_valid_lines() {
         }
     }
 }
+
+/// Backspaces render as a terminal shows them: text written over is gone, and the
+/// footer counts the backspaces (they used to leave such output untouched).
+#[test]
+fn backspace_overwrites_render_and_are_counted() {
+    let input = "x".repeat(100).to_string() + &"\u{8}".repeat(100);
+    let input = input.repeat(200);
+    let o = check(input.as_bytes());
+    assert!(o.changed);
+    let text = String::from_utf8(o.output).unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "{}\n[snip: removed 20000 backspaces · terminal-render",
+            "x".repeat(100)
+        )),
+        "{text}"
+    );
+    let r = o
+        .rules
+        .iter()
+        .find(|r| r.id == "terminal-render")
+        .expect("rendered");
+    assert!(r.counts.contains(&("backspaces_removed", 20_000)));
+}
+
+/// Backspacing inside a line of megabytes would cost time quadratic in the line's
+/// length to follow cell by cell; the emulator stops at a work budget instead, and the
+/// text goes on unrendered (the elision rules still bound it).
+#[test]
+fn backspace_storm_in_a_huge_line_is_not_rendered() {
+    let unit = "x".repeat(100) + &"\u{8}".repeat(20) + &"x".repeat(20);
+    let input = unit.repeat(2 * 1024 * 1024 / unit.len());
+    let o = check(input.as_bytes());
+    assert!(o.changed);
+    assert!(
+        o.rules.iter().all(|r| r.id != "terminal-render"),
+        "{:?}",
+        o.rules
+    );
+    assert!(
+        o.rules.iter().any(|r| r.id == "head-tail-elide"),
+        "{:?}",
+        o.rules
+    );
+    assert!(o.output.len() <= Config::default().max_bytes);
+}

@@ -41,6 +41,8 @@ const WINDOW: usize = 512;
 pub(crate) struct Rendered<'a> {
     pub doc: Doc<'a>,
     pub frames_removed: u64,
+    /// Backspace controls rendered (what they erased or let be written over is gone).
+    pub backspaces_removed: u64,
     pub escapes_removed: u64,
 }
 
@@ -169,14 +171,16 @@ fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
     let mut t = Term::new(input.len(), first_line);
     t.run(input);
     let dirty = t.dirty || t.frames_removed > 0;
-    if !dirty {
+    if !dirty || t.gave_up {
         return None;
     }
     let frames_removed = t.frames_removed;
+    let backspaces_removed = t.backspaces;
     let escapes_removed = t.escapes;
     Some(Rendered {
         doc: t.finish(),
         frames_removed,
+        backspaces_removed,
         escapes_removed,
     })
 }
@@ -321,6 +325,7 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
             footer: Vec::new(),
         },
         frames_removed: frames,
+        backspaces_removed: 0,
         escapes_removed: 0,
     })
 }
@@ -368,6 +373,8 @@ struct Term {
     on_status: Option<u32>,
     line_no: u32,
     frames_removed: u64,
+    /// Backspace controls interpreted.
+    backspaces: u64,
     escapes: u64,
     dirty: bool,
     out: Doc<'static>,
@@ -376,7 +383,21 @@ struct Term {
     /// An empty buffer a new frame is written into while the old one is pending (no
     /// allocation per frame).
     spare: Vec<u8>,
+    /// Bytes of row text that column arithmetic has walked so far (cursor moves,
+    /// backspaces, overwrites): each such step scans its row.
+    work: u64,
+    /// [`Term::work`] allowed for this input; past it the emulator gives up.
+    work_limit: u64,
+    /// The input drew in ways that would cost more than [`Term::work_limit`] to
+    /// follow (e.g. backspacing inside a line of megabytes): nothing is rendered.
+    gave_up: bool,
 }
+
+/// Work allowed per input byte, and in any case (see [`Term::work`]). Progress output
+/// moves the cursor on rows of a few hundred bytes: a few hundred bytes of work per
+/// input byte at most. Backspacing through a 10 MB line would be quadratic.
+const WORK_PER_BYTE: u64 = 256;
+const WORK_MIN: u64 = 64 << 20;
 
 impl Term {
     fn new(cap: usize, first_line: u32) -> Term {
@@ -394,12 +415,29 @@ impl Term {
             on_status: None,
             line_no: first_line,
             frames_removed: 0,
+            backspaces: 0,
             escapes: 0,
             dirty: false,
             out: Doc::owned(cap / 2),
             pool: Vec::new(),
             spare: Vec::new(),
+            work: 0,
+            work_limit: (cap as u64).saturating_mul(WORK_PER_BYTE).max(WORK_MIN),
+            gave_up: false,
         }
+    }
+
+    /// Counts the current row as walked once; `false` when the work allowed is spent.
+    fn charge(&mut self) -> bool {
+        let n = match self.on_status {
+            Some(r) => self.status.get(&r).map_or(0, |row| row.text.len()),
+            None => self.rows[self.cur - self.base].text.len(),
+        } as u64;
+        self.work = self.work.saturating_add(n);
+        if self.work > self.work_limit {
+            self.gave_up = true;
+        }
+        !self.gave_up
     }
 
     fn row(&mut self) -> &mut Row {
@@ -424,6 +462,10 @@ impl Term {
                 }
             }
             if next > 0 {
+                // Writing at a column (not appending) walks the row.
+                if self.col.is_some() && !self.charge() {
+                    return;
+                }
                 self.write(&rest[..next]);
                 i += next;
                 continue;
@@ -445,14 +487,23 @@ impl Term {
                     }
                 }
                 0x08 => {
+                    if !self.charge() {
+                        return;
+                    }
                     self.resolve();
+                    self.backspaces += 1;
                     let c = self.cur_col();
                     self.col = Some(c.saturating_sub(1));
                     self.frame_origin = false;
                     self.dirty = true;
                     i += 1;
                 }
-                _ => i += self.escape(rest),
+                _ => {
+                    if !self.charge() {
+                        return;
+                    }
+                    i += self.escape(rest);
+                }
             }
         }
         self.resolve();
