@@ -382,6 +382,49 @@ fn a_full_store_gives_lossless_only_output() {
     }
 }
 
+/// An original over the per-entry cap: one line, naming the limit to raise.
+#[test]
+fn an_original_over_the_entry_cap_says_which_limit() {
+    let env = Env::new();
+    let input = distinct_log();
+    let o = env.run_with(
+        &[],
+        &["filter"],
+        &[("SNIP_STORE_MAX_ENTRY_BYTES", "1000")],
+        &input,
+    );
+    assert_lossless_only(&o, &input);
+    let err = one_line_stderr(&o);
+    assert!(
+        err.contains("SNIP_STORE_MAX_ENTRY_BYTES=1000") && err.contains("raise that limit"),
+        "{err}"
+    );
+}
+
+/// A store that cannot be opened at all (its path runs through a regular file):
+/// one line on stderr, not one for the store and another for the original.
+#[test]
+fn an_unusable_store_is_one_line() {
+    let env = Env::new();
+    let file = env._tmp.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let dir = file.join("store");
+    let input = distinct_log();
+    let o = env.run_with(
+        &[],
+        &["filter"],
+        &[("SNIP_STORE_DIR", dir.to_str().unwrap())],
+        &input,
+    );
+    assert!(o.status.success());
+    let err = one_line_stderr(&o);
+    assert!(
+        err.contains("store unavailable") && err.contains("bytes out (budget"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("snip_restore("));
+}
+
 /// Makes the store directory and `objects/` read-only (or writable again), and
 /// returns the command prefix that makes the bits apply: root ignores them, so as
 /// root every capability is dropped with `setpriv`.

@@ -46,7 +46,8 @@ pub struct StoreOptions {
     /// `SNIP_STORE_MAX_ENTRY_BYTES` (default 32 MiB): originals larger than this are
     /// not retained (the caller then applies only lossless rules).
     pub max_entry_bytes: u64,
-    /// `SNIP_RECOVERY_MAX_BYTES` (default 8,192, at most 65,536): bytes of content one
+    /// `SNIP_RECOVERY_MAX_BYTES` (default 8,192; a larger value than 65,536 is taken as
+    /// 65,536): bytes of content one
     /// restore response carries unless the request asks for less or more (requests are
     /// clamped to [`RECOVERY_HARD_MAX_BYTES`]).
     pub recovery_max_bytes: usize,
@@ -111,14 +112,15 @@ impl StoreOptions {
         if let Some(v) = number(&get, "SNIP_STORE_MAX_ENTRY_BYTES", bytes)? {
             o.max_entry_bytes = at_least_one("SNIP_STORE_MAX_ENTRY_BYTES", v, bytes)?;
         }
-        let cap = "a whole number of bytes from 4 to 65536";
+        let cap = "a whole number of bytes >= 4 (at most 65536 is used)";
         if let Some(v) = number(&get, "SNIP_RECOVERY_MAX_BYTES", cap)? {
-            if v < RECOVERY_MIN_BYTES as u64 || v > RECOVERY_HARD_MAX_BYTES as u64 {
+            if v < RECOVERY_MIN_BYTES as u64 {
                 return Err(
                     ConfigError::new("SNIP_RECOVERY_MAX_BYTES", &v.to_string(), cap).into(),
                 );
             }
-            o.recovery_max_bytes = v as usize;
+            // Above the hard maximum the maximum applies, as for a request's own cap.
+            o.recovery_max_bytes = v.min(RECOVERY_HARD_MAX_BYTES as u64) as usize;
         }
         Ok(o)
     }
@@ -279,6 +281,9 @@ mod tests {
         assert_eq!(o.effective_entry_cap(), 600);
         assert_eq!(o.recovery_max_bytes, 65536);
         assert_eq!(o.entries().len(), 7);
+        // Over the hard maximum: the maximum, as a request's own cap is clamped.
+        let o = opts(&[("HOME", "/u"), ("SNIP_RECOVERY_MAX_BYTES", "1000000")]).unwrap();
+        assert_eq!(o.recovery_max_bytes, 65536);
     }
 
     #[test]
@@ -289,7 +294,6 @@ mod tests {
             ("SNIP_STORE_TTL_HOURS", "0"),
             ("SNIP_STORE_MAX_BYTES", "12MB"),
             ("SNIP_STORE_MAX_ENTRIES", "0"),
-            ("SNIP_RECOVERY_MAX_BYTES", "65537"),
             ("SNIP_RECOVERY_MAX_BYTES", "3"),
         ] {
             match opts(&[("HOME", "/u"), (k, v)]).unwrap_err() {

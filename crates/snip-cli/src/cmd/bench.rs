@@ -40,7 +40,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Err(anyhow!(
             "`snip bench` needs the `{PROGRAM}` program, which is installed next to `snip` \
              and was not found there or on PATH; install both with \
-             `cargo install --path crates/snip-cli`"
+             `cargo install --path crates/snip-cli` (in a checkout, \
+             `cargo build --release -p snip-cli` builds both)"
         ));
     };
     let mut cmd = Command::new(&path);

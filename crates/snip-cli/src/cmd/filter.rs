@@ -130,21 +130,40 @@ pub fn compress_reader(
         input.read_to_end(&mut buf).context("reading input")?;
     }
     let store = snip_store::open_from_env();
-    if let snip_store::StoreHandle::Unavailable(why) = &store {
-        // Fail open, but say so: without a store only the lossless rules apply.
-        eprintln!("snip: store unavailable ({why}); only lossless rules applied — fix the store setting or set SNIP_STORE=0");
-    }
     let outcome = snip_store::compress_recorded(&buf, config, &store, source);
     if let Some(why) = &outcome.failed_open {
         eprintln!("snip: {why}; the output is the original");
     }
-    if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
-        if outcome.output.len() > config.max_bytes {
-            // Lossy elision needs a kept original: say why the output is this long.
-            eprintln!(
-                "snip: the original could not be stored ({reason}); only lossless rules applied, {} bytes out (budget {}): free or fix the store, or set SNIP_STORE=0 to elide without keeping originals",
+    // Fail open, but say so in one line: without a kept original only the lossless
+    // rules apply.
+    let over = outcome.output.len() > config.max_bytes;
+    let size = |over: bool| {
+        if over {
+            format!(
+                ", {} bytes out (budget {})",
                 outcome.output.len(),
                 config.max_bytes
+            )
+        } else {
+            String::new()
+        }
+    };
+    if let snip_store::StoreHandle::Unavailable(why) = &store {
+        eprintln!(
+            "snip: store unavailable ({why}); only lossless rules applied{} — fix the store setting or set SNIP_STORE=0 to elide without keeping originals",
+            size(over)
+        );
+    } else if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
+        if over {
+            // Lossy elision needs a kept original: say why the output is this long.
+            let fix = if reason.contains(" is over SNIP_STORE_") {
+                "raise that limit"
+            } else {
+                "free or fix the store"
+            };
+            eprintln!(
+                "snip: the original could not be stored ({reason}); only lossless rules applied{}: {fix}, or set SNIP_STORE=0 to elide without keeping originals",
+                size(true)
             );
         }
     }
