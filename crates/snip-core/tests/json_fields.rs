@@ -186,22 +186,10 @@ impl Checker<'_> {
                 let rendered = b.matches("[snip: ").count() > 1;
                 if let Some((field, start, end)) = f.call {
                     let (start, end) = (start as usize, end as usize);
-                    if self.line_mode {
-                        assert!(field.is_none());
-                        assert_eq!(f.bytes, Some((start as u64, end as u64)));
-                        let raw = &self.original_bytes[start..end];
-                        let mid: String = parse(&[b"\"", raw, b"\""].concat())
-                            .as_str()
-                            .unwrap()
-                            .to_string();
-                        assert_eq!(mid.len(), n);
-                        if !rendered {
-                            assert_eq!(format!("{head}{mid}{tail}"), *a);
-                        }
-                    } else {
-                        let field = field.expect("string marker without field");
+                    // JSON Lines, and strings too deep for a pointer: raw byte ranges.
+                    if let (false, Some(field)) = (self.line_mode, &field) {
                         assert_eq!(
-                            self.root.pointer(&field),
+                            self.root.pointer(field),
                             Some(orig),
                             "pointer {field} does not address this string"
                         );
@@ -212,6 +200,17 @@ impl Checker<'_> {
                         if !rendered {
                             assert_eq!(head, &a[..start], "head is not the original's");
                             assert_eq!(tail, &a[end..], "tail is not the original's");
+                        }
+                    } else {
+                        assert_eq!(f.bytes, Some((start as u64, end as u64)));
+                        let raw = &self.original_bytes[start..end];
+                        let mid: String = parse(&[b"\"", raw, b"\""].concat())
+                            .as_str()
+                            .unwrap()
+                            .to_string();
+                        assert_eq!(mid.len(), n);
+                        if !rendered {
+                            assert_eq!(format!("{head}{mid}{tail}"), *a);
                         }
                     }
                 }
@@ -703,4 +702,27 @@ fn multiline_documents_are_told_from_json_lines() {
     assert!(!opens(b"{\"a\": 1}\n{\"a\": 2}\n"), "JSON Lines");
     assert!(!opens(b"plain text {\n"));
     assert!(!opens(b"   \n"));
+}
+
+/// A string nested so deep that its pointer would outgrow the budget is restored by
+/// its raw byte range instead (as in JSON Lines), and the document meets the budget.
+#[test]
+fn deeply_nested_string_is_restored_by_byte_range() {
+    let key = "k".repeat(50);
+    let depth = 20; // pointer of 20 * 51 bytes, over the 512 a marker quotes
+    let mut doc = String::new();
+    for _ in 0..depth {
+        doc.push_str(&format!("{{\"{key}\":"));
+    }
+    let log: String = (0..6000)
+        .map(|i| format!("line {i} of log text\n"))
+        .collect();
+    doc.push_str(&serde_json::to_string(&log).unwrap());
+    doc.push_str(&"}".repeat(depth));
+    let config = Config::default();
+    let r = run(doc.as_bytes(), &config, Some(ID)).expect("elided");
+    assert!(r.output.len() <= config.max_bytes, "{}", r.output.len());
+    let text = String::from_utf8(r.output).unwrap();
+    assert!(text.contains("mode=\\\"bytes\\\", start="), "{text}");
+    assert!(!text.contains("field="), "{text}");
 }

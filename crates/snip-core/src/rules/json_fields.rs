@@ -42,7 +42,9 @@
 //!   the original input (0-based, half-open) spanning the elided items and the commas
 //!   between them, so the slice is exactly the comma-separated elided items.
 //! - JSON Lines: a string's marker gives the raw byte range (in the whole input) of its
-//!   JSON-escaped middle instead of a pointer, since no pointer addresses one line.
+//!   JSON-escaped middle instead of a pointer, since no pointer addresses one line. So
+//!   does a string whose pointer is longer than [`MAX_POINTER_BYTES`] (deep nesting:
+//!   the pointer alone would outgrow the budget).
 //!
 //! # Why
 //! A 500 KB `cargo metadata` line or a `pip inspect` with 136 KB descriptions is useless
@@ -82,6 +84,9 @@ pub const SEPARATOR: &str = "\u{2026}";
 
 /// A string is elided only when at least this many decoded bytes go.
 const MIN_ELIDED: usize = 64;
+/// Longest RFC 6901 pointer a marker quotes, in bytes; a string nested deeper is
+/// restored by its raw byte range in the document instead.
+pub(crate) const MAX_POINTER_BYTES: usize = 512;
 /// Shortest string (raw bytes between the quotes) the lossless text rules are tried on.
 const LOSSLESS_MIN: usize = 64;
 /// Tight string keep = `json_string_keep / TIGHT_DIVISOR`.
@@ -1320,19 +1325,22 @@ impl<'a> Doc<'a> {
             return Some((out, tr - hr));
         }
         let (rs, re) = ((base + hr) as u64, (base + tr) as u64);
-        let restore = match (self.line_mode, c.ptr) {
-            (false, Some((a, b))) => RestoreCall::FieldBytes {
+        let field = c
+            .ptr
+            .filter(|&(a, b)| !self.line_mode && b - a <= MAX_POINTER_BYTES);
+        let restore = match field {
+            Some((a, b)) => RestoreCall::FieldBytes {
                 field: self.scan.pointers[a..b].to_string(),
                 start: hd as u64,
                 end: td as u64,
             },
-            _ => RestoreCall::Bytes { start: rs, end: re },
+            None => RestoreCall::Bytes { start: rs, end: re },
         };
         let marker = Marker {
             what: format!("{} bytes elided from this string", td - hd),
             rule: RULE_ID,
             lines: None,
-            bytes: self.line_mode.then_some((rs, re)),
+            bytes: field.is_none().then_some((rs, re)),
             restore: Some(restore),
         }
         .render(self.id);
@@ -1363,7 +1371,7 @@ impl<'a> Doc<'a> {
         (tr, td): (usize, usize),
     ) -> Option<Vec<u8>> {
         let c = &self.scan.strings[i];
-        if self.line_mode || c.ptr.is_none() {
+        if self.line_mode || c.ptr.is_none_or(|(a, b)| b - a > MAX_POINTER_BYTES) {
             return None;
         }
         let islands = salient_segments(&raw[hr..tr]);
