@@ -111,9 +111,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
     let n = doc.lines.len();
     let keep_head = config.traceback_head_frames;
     let keep_tail = config.traceback_tail_frames;
-    // Most documents hold no run long enough to elide: a first pass only measures
-    // the longest run of frames, and nothing is kept or rebuilt for them.
+    // One pass classifies every line and measures the longest run of frames; most
+    // documents hold no run long enough to elide, and nothing is rebuilt for them.
     let need = keep_head + keep_tail + 1;
+    let mut kinds = Vec::with_capacity(n);
     let mut longest = 0usize;
     let mut starts_in_run = 0usize;
     for_each_kind(doc, |kind| {
@@ -123,12 +124,11 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
             Kind::Other => starts_in_run = 0,
         }
         longest = longest.max(starts_in_run);
+        kinds.push(kind);
     });
     if longest <= need {
         return (0, 0);
     }
-    let mut kinds = Vec::with_capacity(n);
-    for_each_kind(doc, |kind| kinds.push(kind));
     let eol = doc.dominant_eol();
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
