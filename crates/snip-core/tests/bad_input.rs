@@ -202,3 +202,24 @@ fn backspace_storm_in_a_huge_line_is_not_rendered() {
     );
     assert!(o.output.len() <= Config::default().max_bytes);
 }
+
+/// A coloured line of a megabyte, cut: the marker counts the bytes elided from the line
+/// as shown (escapes stripped), and points at the whole original line.
+#[test]
+fn cut_rendered_line_counts_shown_bytes() {
+    let mut input: String = (0..100_000).map(|_| "\x1b[31ma\x1b[0m").collect();
+    input.push('\n');
+    let o = check(input.as_bytes());
+    let text = String::from_utf8(o.output).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("bytes elided from line 1"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let m = snip_core::marker::parse(line).unwrap();
+    let n: usize = m.what.split(' ').next().unwrap().parse().unwrap();
+    // The kept `a`s, and the few in the markers' words.
+    let shown = text.matches('a').count();
+    assert!(n > 50_000 && n < 100_000, "{n}");
+    assert!(n + shown >= 100_000 && n + shown < 100_100, "{n} + {shown}");
+    assert_eq!(m.bytes, Some((0, input.len() as u64)));
+}

@@ -432,8 +432,16 @@ pub(crate) fn apply_from(
                 )
             };
             let m = if partial && whole_lines <= 2 && a == b {
+                // Rendered text (frames or escapes removed) does not map back to byte
+                // ranges inside a line: count the bytes elided as shown; `bytes` and the
+                // restore call give the whole original line.
+                let elided = if raw_offsets {
+                    bytes.1 - bytes.0
+                } else {
+                    middle[i..j].iter().map(|l| (l.end - l.start) as u64).sum()
+                };
                 Marker {
-                    what: format!("{} bytes elided from line {}", bytes.1 - bytes.0, a + 1),
+                    what: format!("{elided} bytes elided from line {}", a + 1),
                     rule: RULE,
                     lines: Some((a as u64 + 1, b as u64 + 1)),
                     bytes: Some(bytes),
