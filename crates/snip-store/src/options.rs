@@ -90,14 +90,10 @@ impl StoreOptions {
         let mut o = StoreOptions::in_dir(dir);
         o.enabled = enabled;
         o.dir_from = dir_from;
-        if let Some(h) = number(&get, "SNIP_STORE_TTL_HOURS", "a whole number of hours >= 1")? {
+        let hours = "a whole number of hours from 1 to 876000";
+        if let Some(h) = number(&get, "SNIP_STORE_TTL_HOURS", hours)? {
             if h == 0 || h > 24 * 365 * 100 {
-                return Err(ConfigError::new(
-                    "SNIP_STORE_TTL_HOURS",
-                    &h.to_string(),
-                    "a whole number of hours from 1 to 876000",
-                )
-                .into());
+                return Err(ConfigError::new("SNIP_STORE_TTL_HOURS", &h.to_string(), hours).into());
             }
             o.ttl = Duration::from_secs(h * 3600);
         }
