@@ -80,8 +80,11 @@ fn json(path: &Path) -> Value {
 
 fn backups(path: &Path) -> Vec<PathBuf> {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let mut v: Vec<PathBuf> = std::fs::read_dir(path.parent().unwrap())
-        .unwrap()
+    // No directory (uninstall removed the one the install created): no backups.
+    let Ok(dir) = std::fs::read_dir(path.parent().unwrap()) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = dir
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
@@ -195,6 +198,9 @@ fn files_the_install_created_are_removed_with_their_backups() {
         assert!(backups(&f).is_empty(), "{:?}", backups(&f));
     }
     assert!(!out.contains("restored"), "{out}");
+    // So is the directory the install created for the settings (HOME had none).
+    let dir = env.settings().parent().unwrap().to_path_buf();
+    assert!(!dir.exists(), "{} left behind", dir.display());
 
     // A file that existed before the install keeps the backup of its original.
     write(&env.settings(), SETTINGS);

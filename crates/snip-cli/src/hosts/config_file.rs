@@ -251,6 +251,10 @@ pub struct FileRecord {
     /// later install on a file an install created): uninstall deletes them with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub backups: Vec<PathBuf>,
+    /// Directories the first install created to hold the file (deepest first):
+    /// uninstall removes them again when they are empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
 }
 
 /// The install records, keyed by absolute file path.
@@ -333,7 +337,14 @@ pub fn apply_install(changes: Vec<Change>, dry_run: bool) -> Result<Vec<PathBuf>
             Some(b) => Some(write_backup(&change.path, b)?),
             None => None,
         };
+        let mut created_dirs = Vec::new();
         if let Some(dir) = change.path.parent() {
+            // The ancestors that do not exist yet, deepest first.
+            let mut d = Some(dir);
+            while let Some(x) = d.filter(|x| !x.as_os_str().is_empty() && !x.exists()) {
+                created_dirs.push(x.to_path_buf());
+                d = x.parent();
+            }
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         write_atomic(
@@ -370,6 +381,7 @@ pub fn apply_install(changes: Vec<Change>, dry_run: bool) -> Result<Vec<PathBuf>
                 installed_sha256: installed,
                 created: change.created.clone(),
                 backups: Vec::new(),
+                created_dirs,
             },
         };
         records.files.insert(change.path.clone(), record);
@@ -467,6 +479,7 @@ pub fn apply_uninstall(changes: Vec<Change>, dry_run: bool) -> Result<Vec<(PathB
             Some(r) if created => r.backups.clone(),
             _ => Vec::new(),
         };
+        let created_dirs = record.map(|r| r.created_dirs.clone()).unwrap_or_default();
         let undone = match &change.after {
             Some(after) => {
                 if let Some(before) = &change.before {
@@ -492,6 +505,15 @@ pub fn apply_uninstall(changes: Vec<Change>, dry_run: bool) -> Result<Vec<(PathB
                     return Err(e).with_context(|| format!("removing the backup {}", b.display()))
                 }
                 _ => {}
+            }
+        }
+        if matches!(undone, Undone::Removed) {
+            // Directories the install created, if nothing else is in them now
+            // (`remove_dir` fails on a non-empty one, which then stays).
+            for d in &created_dirs {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
             }
         }
         records.files.remove(&change.path);
