@@ -123,7 +123,8 @@ def restore(
 
 def config(**opts: Any) -> ConfigDict:
     """The resolved settings as ``{variable: value}`` (values as strings), the same
-    list ``snip config`` prints. Raises ``ValueError`` naming a variable whose value
+    list ``snip config`` prints; ``SNIP_STORE_DIR`` is the bare path (``snip config``
+    also says where it came from). Raises ``ValueError`` naming a variable whose value
     does not parse."""
     return _core().config(**opts)  # type: ignore[no-any-return]
 

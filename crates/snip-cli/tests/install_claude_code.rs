@@ -156,11 +156,47 @@ fn install_keeps_everything_else_is_idempotent_and_uninstall_is_byte_for_byte() 
     assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), after);
     assert_eq!(backups(&env.settings()).len(), 1);
 
-    env.ok(&["uninstall", "claude-code"]);
+    let out = env.ok(&["uninstall", "claude-code"]);
+    assert!(
+        out.contains(&format!("restored {}", env.settings().display())),
+        "{out}"
+    );
     assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), SETTINGS);
     assert!(!env.home.join(".claude.json").exists());
+    // An exact restore backs nothing up (the bytes it replaces are the install's).
+    assert_eq!(backups(&env.settings()).len(), 1);
     let out = env.ok(&["uninstall", "claude-code"]);
     assert!(out.contains("not installed"), "{out}");
+}
+
+/// A file changed since the install (as Claude Code rewrites `~/.claude.json`) loses
+/// only snip's entries, and uninstall says so instead of "restored".
+#[test]
+fn uninstall_of_a_changed_file_says_only_snips_entries_went() {
+    let env = Env::new();
+    let claude = env.home.join(".claude.json");
+    write(&claude, "{\"numStartups\": 3, \"projects\": {}}\n");
+    env.ok(&["install", "claude-code"]);
+    let mut v = json(&claude);
+    v["numStartups"] = 4.into();
+    v["tipsHistory"] = serde_json::json!({"a": 1});
+    std::fs::write(&claude, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let out = env.ok(&["uninstall", "claude-code"]);
+    assert!(
+        out.contains(&format!("removed snip's entries from {}", claude.display())),
+        "{out}"
+    );
+    assert!(
+        !out.contains(&format!("restored {}", claude.display())),
+        "{out}"
+    );
+    let v = json(&claude);
+    assert_eq!(v["numStartups"], 4);
+    assert_eq!(v["tipsHistory"]["a"], 1);
+    assert!(
+        v.get("mcpServers").is_none_or(|m| m.get("snip").is_none()),
+        "{v}"
+    );
 }
 
 #[test]

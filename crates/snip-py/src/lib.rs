@@ -238,12 +238,40 @@ fn restore<'py>(
         ("max_bytes", max_bytes),
         ("context", context),
     ];
+    let mut out_of_range = None;
     for (name, value) in args {
         if let Some(v) = value.filter(|v| !v.is_none()) {
+            // An int JSON cannot carry (past 64 bits) is a bad request like any other:
+            // it gets `invalid`, not an exception.
+            if v.is_instance_of::<pyo3::types::PyInt>()
+                && !v.is_instance_of::<pyo3::types::PyBool>()
+                && v.extract::<u64>().is_err()
+                && v.extract::<i64>().is_err()
+            {
+                out_of_range.get_or_insert(name);
+                continue;
+            }
             req.insert(name.to_string(), convert::to_json(v)?);
         }
     }
-    let response = py.detach(|| run_restore(serde_json::Value::Object(req), &overrides));
+    let response = match out_of_range {
+        Some(name) => {
+            let stub = RestoreRequest {
+                id: req
+                    .get("id")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                ..RestoreRequest::default()
+            };
+            RestoreResponse::failure(
+                &stub,
+                RestoreStatus::Invalid,
+                format!("invalid restore call: {name} is out of range (0 to 18446744073709551615)"),
+            )
+        }
+        None => py.detach(|| run_restore(serde_json::Value::Object(req), &overrides)),
+    };
     let value = serde_json::to_value(&response)
         .map_err(|e| PyValueError::new_err(format!("restore response: {e}")))?;
     convert::to_py(py, &value)
@@ -308,6 +336,8 @@ fn config<'py>(py: Python<'py>, opts: Option<&Bound<'py, PyDict>>) -> PyResult<B
     {
         d.set_item(k, v)?;
     }
+    // A path, usable as one (`snip config` prints where it came from as well).
+    d.set_item("SNIP_STORE_DIR", store.dir.to_string_lossy())?;
     Ok(d)
 }
 

@@ -39,6 +39,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|(p, undone)| match undone {
             config_file::Undone::Restored => format!("restored {}\n", p.display()),
+            config_file::Undone::EntriesRemoved => format!(
+                "removed snip's entries from {} (it changed since install; the rest is kept)\n",
+                p.display()
+            ),
             config_file::Undone::Removed => format!(
                 "removed {} (it did not exist before install)\n",
                 p.display()

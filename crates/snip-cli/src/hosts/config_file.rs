@@ -454,8 +454,10 @@ pub fn plan_uninstall(path: &Path, dialect: Option<Dialect>) -> Result<Undo> {
 /// What uninstall did to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Undone {
-    /// Its original bytes are back, or snip's entries were taken out.
+    /// Its original bytes are back, byte for byte.
     Restored,
+    /// It changed since the install: snip's entries were taken out, the rest kept.
+    EntriesRemoved,
     /// Deleted: the install created it.
     Removed,
 }
@@ -480,13 +482,25 @@ pub fn apply_uninstall(changes: Vec<Change>, dry_run: bool) -> Result<Vec<(PathB
             _ => Vec::new(),
         };
         let created_dirs = record.map(|r| r.created_dirs.clone()).unwrap_or_default();
+        // Still exactly as the install left it: those bytes are snip's own, nothing
+        // of the user's to back up, and the original comes back byte for byte.
+        let exact = record.is_some_and(|r| {
+            change
+                .before
+                .as_deref()
+                .is_some_and(|b| sha256_hex(b) == r.installed_sha256)
+        });
         let undone = match &change.after {
             Some(after) => {
-                if let Some(before) = &change.before {
+                if let (false, Some(before)) = (exact, &change.before) {
                     write_backup(&change.path, before)?;
                 }
                 write_atomic(&change.path, after, Some(&change.path))?;
-                Undone::Restored
+                if exact {
+                    Undone::Restored
+                } else {
+                    Undone::EntriesRemoved
+                }
             }
             None => {
                 if !created {
