@@ -2,7 +2,8 @@
 # Runs every check and test of the project, as CI does (.ci/run calls this script).
 #
 #   1. cargo fmt --check, cargo clippy (all targets, warnings are errors)
-#   2. cargo test for every crate except the Python module (which maturin builds)
+#   2. cargo test for every crate except the Python module (which maturin builds),
+#      and the README's first set-up command (`cargo run -p snip-cli -- demo`)
 #   3. every scripts/test-*.sh: integration tests against the real hosts (Hermes
 #      Agent, the Python MCP client, OpenCode), each installing what it needs into a
 #      project-local, git-ignored directory that later runs reuse
@@ -35,6 +36,10 @@ run() {
 run "cargo fmt --check" cargo fmt --all -- --check
 run "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 run "cargo test" cargo test --workspace --exclude snip-py --locked
+# The README's first set-up command, as written (debug build: the binary is built
+# already; the store is off so the run leaves nothing behind).
+run "README: cargo run -p snip-cli -- demo" \
+    env SNIP_STORE=0 cargo run --quiet --locked -p snip-cli -- demo --lines 1
 
 if [ "${1:-}" != "--quick" ]; then
     cargo build --locked -p snip-cli >/dev/null
