@@ -309,6 +309,12 @@ pub(crate) struct Lossless<'a> {
 }
 
 impl Lossless<'_> {
+    /// Whether any lossless rule changed the text (what the receipt rows and the
+    /// footer report).
+    fn changed(&self) -> bool {
+        self.frames > 0 || self.backspaces > 0 || self.escapes > 0 || self.runs > 0
+    }
+
     /// The receipt rows of the rules that changed something.
     fn reports(&self) -> Vec<RuleReport> {
         let mut rules = Vec::new();
@@ -454,7 +460,7 @@ pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u
 /// `lossless` (they carry no store id).
 pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
     let mut l = lossless(input, 0, config);
-    if l.frames == 0 && l.escapes == 0 && l.runs == 0 {
+    if !l.changed() {
         return None;
     }
     l.doc
@@ -462,4 +468,23 @@ pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
         .extend(Marker::lossless_footer(l.frames, l.backspaces, 0, None));
     let out = l.doc.render(None);
     (out.len() < input.len()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Text inside a JSON string goes through the same lossless rules, and a change
+    /// made by backspaces alone counts (it was dropped when only frames, escapes and
+    /// repeats were looked at).
+    #[test]
+    fn lossless_text_keeps_a_backspace_rendering() {
+        let input = ("x".repeat(100) + &"\u{8}".repeat(100)).repeat(20);
+        let out = lossless_text(input.as_bytes(), &Config::default()).expect("rendered");
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with(&format!("{}\n[snip: removed 2000 backspaces", "x".repeat(100))),
+            "{out}"
+        );
+    }
 }
