@@ -396,7 +396,8 @@ fn an_original_over_the_entry_cap_says_which_limit() {
     assert_lossless_only(&o, &input);
     let err = one_line_stderr(&o);
     assert!(
-        err.contains("SNIP_STORE_MAX_ENTRY_BYTES=1000") && err.contains("raise that limit"),
+        err.contains("SNIP_STORE_MAX_ENTRY_BYTES=1000")
+            && err.contains("raise SNIP_STORE_MAX_ENTRY_BYTES"),
         "{err}"
     );
 }

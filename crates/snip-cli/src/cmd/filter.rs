@@ -155,14 +155,10 @@ pub fn compress_reader(
         );
     } else if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
         if over {
-            // Lossy elision needs a kept original: say why the output is this long.
-            let fix = if reason.contains(" is over SNIP_STORE_") {
-                "raise that limit"
-            } else {
-                "free or fix the store"
-            };
+            // Lossy elision needs a kept original: say why the output is this long (the
+            // store's reason says what to fix).
             eprintln!(
-                "snip: the original could not be stored ({reason}); only lossless rules applied{}: {fix}, or set SNIP_STORE=0 to elide without keeping originals",
+                "snip: the original could not be stored ({reason}); only lossless rules applied{} — or set SNIP_STORE=0 to elide without keeping originals",
                 size(true)
             );
         }
