@@ -255,21 +255,10 @@ fn restore<'py>(
         }
     }
     let response = match out_of_range {
-        Some(name) => {
-            let stub = RestoreRequest {
-                id: req
-                    .get("id")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string(),
-                ..RestoreRequest::default()
-            };
-            RestoreResponse::failure(
-                &stub,
-                RestoreStatus::Invalid,
-                format!("invalid restore call: {name} is out of range (0 to 18446744073709551615)"),
-            )
-        }
+        Some(name) => invalid(
+            req.get("id"),
+            format!("invalid restore call: {name} is out of range (0 to 18446744073709551615)"),
+        ),
         None => py.detach(|| run_restore(serde_json::Value::Object(req), &overrides)),
     };
     let value = serde_json::to_value(&response)
@@ -277,26 +266,22 @@ fn restore<'py>(
     convert::to_py(py, &value)
 }
 
+/// The `invalid` answer to a request the store cannot judge; `id` (the request's, when
+/// it is a string) is echoed.
+fn invalid(id: Option<&serde_json::Value>, note: String) -> RestoreResponse {
+    let stub = RestoreRequest {
+        id: id.and_then(|v| v.as_str()).unwrap_or_default().to_string(),
+        ..RestoreRequest::default()
+    };
+    RestoreResponse::failure(&stub, RestoreStatus::Invalid, note)
+}
+
 /// The store call, without the GIL. Never panics.
 fn run_restore(req: serde_json::Value, overrides: &Overrides) -> RestoreResponse {
     let parsed: Result<RestoreRequest, _> = serde_json::from_value(req.clone());
     let request = match parsed {
         Ok(r) => r,
-        Err(e) => {
-            let stub = RestoreRequest {
-                id: req
-                    .get("id")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string(),
-                ..RestoreRequest::default()
-            };
-            return RestoreResponse::failure(
-                &stub,
-                RestoreStatus::Invalid,
-                format!("invalid restore call: {e}"),
-            );
-        }
+        Err(e) => return invalid(req.get("id"), format!("invalid restore call: {e}")),
     };
     let run = catch_unwind(AssertUnwindSafe(|| {
         stores::handle(overrides).restore(&request)
