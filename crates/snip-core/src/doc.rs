@@ -54,7 +54,6 @@ pub(crate) struct Doc<'a> {
     pub footer: Vec<Marker>,
 }
 
-/// A placeholder id, as long as a real one, used to size markers before rendering.
 /// The line ending most of the first 64 of `lines` use (`\n` on a tie or none).
 pub(crate) fn dominant_eol(lines: &[Line]) -> Eol {
     let first = &lines[..lines.len().min(64)];
@@ -67,6 +66,7 @@ pub(crate) fn dominant_eol(lines: &[Line]) -> Eol {
     }
 }
 
+/// A placeholder id, as long as a real one, used to size markers before rendering.
 pub(crate) const SIZING_ID: &str = "sn_0000000000000000000000000000";
 
 impl<'a> Doc<'a> {

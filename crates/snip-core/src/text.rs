@@ -29,7 +29,6 @@ pub fn strip_ansi(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     crate::rules::ansi_strip::strip(b)
 }
 
-/// SplitMix64 from `seed`: the same numbers on every machine, for generated test inputs.
 /// The offsets of every `\r` and `\n` in a byte string, in order: what
 /// `memchr::memchr2_iter(b'\r', b'\n', input)` yields, faster where they are dense.
 /// Progress output redraws every few dozen bytes; a search call per byte found costs
@@ -87,6 +86,7 @@ impl Iterator for CrLf<'_> {
     }
 }
 
+/// SplitMix64 from `seed`: the same numbers on every machine, for generated test inputs.
 #[cfg(test)]
 pub(crate) fn splitmix(mut seed: u64) -> impl FnMut() -> u64 {
     move || {

@@ -126,6 +126,7 @@ pub(crate) fn strip_unless_cursor(b: &[u8]) -> Option<(Vec<u8>, u64)> {
     Some((out, n))
 }
 
+/// Removes escapes from `b`, appending the rest to `out`; returns how many were removed.
 pub(crate) fn strip_into(b: &[u8], out: &mut Vec<u8>) -> u64 {
     let mut n = 0;
     let mut i = 0;

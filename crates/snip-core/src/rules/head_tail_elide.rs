@@ -67,7 +67,8 @@ struct Salient {
 
 /// One group's searcher. The packed (Teddy) searcher alone where the CPU has it: it
 /// is built in microseconds, which matters to a process that compresses one tool
-/// result and exits (a full automaton took a fifth of the hook's time to build).
+/// result and exits (building an Aho-Corasick DFA took 3.5 M of the 8.7 M instructions
+/// of a `snip hook claude-code` process on a 50 KB payload, callgrind).
 /// Elsewhere an Aho-Corasick automaton, leftmost-first like the packed searcher.
 enum Searcher {
     Packed(packed::Searcher),
@@ -229,8 +230,12 @@ pub(crate) fn apply_from(
     let mut head: Vec<Line> = Vec::new();
     let mut acc = 0;
     let mut h = 0;
-    while h < n && acc + size(h) <= config.head_bytes {
-        acc += size(h);
+    while h < n {
+        let s = size(h);
+        if acc + s > config.head_bytes {
+            break;
+        }
+        acc += s;
         head.push(src[h]);
         h += 1;
     }
@@ -250,8 +255,12 @@ pub(crate) fn apply_from(
     let mut tail: Vec<Line> = Vec::new();
     let mut acc = 0;
     let mut t = n;
-    while t > lo && acc + size(t - 1) <= config.tail_bytes {
-        acc += size(t - 1);
+    while t > lo {
+        let s = size(t - 1);
+        if acc + s > config.tail_bytes {
+            break;
+        }
+        acc += s;
         t -= 1;
     }
     let mut mid_last: Option<Line> = None;

@@ -153,8 +153,8 @@ pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
     render_applicable(input, first_line, c)
 }
 
-/// [`render_at`] for a caller that already knows the input holds something to render (it holds a
-/// frame control or a cursor escape) and its [`Controls`]: no second scan.
+/// [`render_at`] for a caller that already knows the input holds something to render
+/// (a frame control or a cursor escape) and its [`Controls`]: no second scan.
 pub(crate) fn render_applicable(
     input: &[u8],
     first_line: u32,
@@ -393,10 +393,11 @@ struct Term {
     gave_up: bool,
 }
 
-/// Work allowed per input byte, and in any case (see [`Term::work`]). Progress output
-/// moves the cursor on rows of a few hundred bytes: a few hundred bytes of work per
-/// input byte at most. Backspacing through a 10 MB line would be quadratic.
+/// Work allowed per input byte (see [`Term::work`]). Progress output moves the cursor
+/// on rows of a few hundred bytes: a few hundred bytes of work per input byte at most.
+/// Backspacing through a 10 MB line would be quadratic.
 const WORK_PER_BYTE: u64 = 256;
+/// Work allowed whatever the input's size.
 const WORK_MIN: u64 = 64 << 20;
 
 impl Term {
@@ -1128,7 +1129,6 @@ mod tests {
         ] {
             check(case);
         }
-        // Most random cases have frames to remove: the comparison is not vacuous.
         // And every capture of the corpus, with its escapes and backspaces removed.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus");
         let mut captures = 0;
@@ -1146,6 +1146,7 @@ mod tests {
             }
         }
         assert_eq!(captures, 26);
+        // Most random cases have frames to remove: the comparison is not vacuous.
         assert!(rendered > 1_000, "{rendered}");
     }
 
