@@ -483,7 +483,10 @@ mod tests {
         let out = lossless_text(input.as_bytes(), &Config::default()).expect("rendered");
         let out = String::from_utf8(out).unwrap();
         assert!(
-            out.starts_with(&format!("{}\n[snip: removed 2000 backspaces", "x".repeat(100))),
+            out.starts_with(&format!(
+                "{}\n[snip: removed 2000 backspaces",
+                "x".repeat(100)
+            )),
             "{out}"
         );
     }

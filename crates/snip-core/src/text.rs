@@ -86,6 +86,21 @@ impl Iterator for CrLf<'_> {
     }
 }
 
+/// The bytes of every capture in `fixtures/corpus/` (the `.txt` files), for unit
+/// tests that check a rule on real output.
+#[cfg(test)]
+pub(crate) fn corpus_captures() -> Vec<Vec<u8>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("fixtures/corpus") {
+        let path = e.expect("dir entry").path();
+        if path.extension().is_some_and(|x| x == "txt") {
+            out.push(std::fs::read(&path).expect("capture"));
+        }
+    }
+    out
+}
+
 /// SplitMix64 from `seed`: the same numbers on every machine, for generated test inputs.
 #[cfg(test)]
 pub(crate) fn splitmix(mut seed: u64) -> impl FnMut() -> u64 {

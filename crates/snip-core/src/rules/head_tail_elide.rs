@@ -525,14 +525,7 @@ mod tests {
     /// elsewhere) find the same matches, so salience does not depend on the machine.
     #[test]
     fn packed_searcher_and_automaton_agree() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus");
-        let mut hays: Vec<Vec<u8>> = Vec::new();
-        for e in std::fs::read_dir(&dir).expect("fixtures/corpus") {
-            let path = e.expect("entry").path();
-            if path.extension().is_some_and(|x| x == "txt") {
-                hays.push(std::fs::read(&path).expect("capture"));
-            }
-        }
+        let mut hays = crate::text::corpus_captures();
         assert!(hays.len() >= 20, "captures: {}", hays.len());
         // Short haystacks too (the packed searcher switches strategy below ~a vector).
         hays.push(b"Error".to_vec());
