@@ -43,6 +43,22 @@ pub fn print(text: impl AsRef<[u8]>) -> Result<()> {
     Ok(())
 }
 
+/// The exit status of a command's result: its own, 0 when it failed only because
+/// stdout went away ([`is_broken_pipe`]), else 2 after one line on stderr
+/// (`<program>: <error>`).
+pub fn finish(result: Result<std::process::ExitCode>, program: &str) -> std::process::ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return std::process::ExitCode::SUCCESS;
+            }
+            eprintln!("{program}: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 /// Broken pipe is success (the reader went away), also when it surfaced through
 /// `serde_json` writing straight to stdout.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -97,18 +97,9 @@ fn main() -> ExitCode {
     finish(result)
 }
 
-/// The exit status of a subcommand's result; an error gets one line on stderr.
+/// The exit status of a subcommand's result ([`common::finish`]).
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            if common::is_broken_pipe(&e) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("snip: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    common::finish(result, "snip")
 }
 
 /// Whether `id` was given on the command line (not a default).

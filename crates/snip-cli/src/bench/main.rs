@@ -9,7 +9,7 @@
 //! map or relocate is time saved there.
 #![forbid(unsafe_code)]
 
-#[allow(dead_code)] // `snip-bench` uses the configuration and printing helpers only.
+#[allow(dead_code)] // `snip-bench` uses the configuration, printing and exit helpers only.
 #[path = "../common.rs"]
 mod common;
 mod context;
@@ -45,16 +45,7 @@ pub enum What {
 }
 
 fn main() -> ExitCode {
-    match run(Args::parse()) {
-        Ok(code) => code,
-        Err(e) => {
-            if common::is_broken_pipe(&e) {
-                return ExitCode::SUCCESS;
-            }
-            eprintln!("snip bench: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    common::finish(run(Args::parse()), "snip bench")
 }
 
 /// Runs `snip bench`.
