@@ -35,7 +35,7 @@ pub enum StoreError {
         reason: String,
     },
     /// The original is larger than the store keeps.
-    #[error("original of {bytes} bytes is over {variable}={limit}; it is not retained (raise {variable} to keep originals this large)")]
+    #[error("original of {bytes} bytes is over {variable}={limit}; it is not retained; raise {variable} to keep originals this large")]
     TooLarge {
         /// Size of the original, in bytes.
         bytes: u64,
