@@ -269,11 +269,7 @@ fn restore<'py>(
 /// The `invalid` answer to a request the store cannot judge; `id` (the request's, when
 /// it is a string) is echoed.
 fn invalid(id: Option<&serde_json::Value>, note: String) -> RestoreResponse {
-    let stub = RestoreRequest {
-        id: id.and_then(|v| v.as_str()).unwrap_or_default().to_string(),
-        ..RestoreRequest::default()
-    };
-    RestoreResponse::failure(&stub, RestoreStatus::Invalid, note)
+    RestoreResponse::malformed(id.and_then(|v| v.as_str()).unwrap_or_default(), note)
 }
 
 /// The store call, without the GIL. Never panics.

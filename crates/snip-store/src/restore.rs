@@ -237,13 +237,8 @@ impl RestoreRequest {
                 .ok()
                 .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string))
                 .unwrap_or_default();
-            let req = RestoreRequest {
-                id,
-                ..Default::default()
-            };
-            Box::new(RestoreResponse::failure(
-                &req,
-                RestoreStatus::Invalid,
+            Box::new(RestoreResponse::malformed(
+                &id,
                 format!("malformed restore request: {e}"),
             ))
         })
@@ -311,8 +306,9 @@ pub struct RestoreResponse {
     pub status: RestoreStatus,
     /// The id asked for (cut to 64 characters when it was not a valid id).
     pub id: String,
-    /// The mode answered.
-    pub mode: RestoreMode,
+    /// The mode answered; `null` when the request could not be read (see
+    /// [`RestoreResponse::malformed`]).
+    pub mode: Option<RestoreMode>,
     /// The JSON pointer the request was scoped to, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
@@ -368,7 +364,7 @@ impl RestoreResponse {
         RestoreResponse {
             status,
             id: req.id.chars().take(64).collect(),
-            mode: req.mode,
+            mode: Some(req.mode),
             field: req.field.clone(),
             content: None,
             encoding: None,
@@ -385,6 +381,20 @@ impl RestoreResponse {
             matches: None,
             total_matches: None,
             note: note.into(),
+        }
+    }
+
+    /// The `invalid` answer to a request that could not be read (malformed JSON,
+    /// unknown mode or field, a number out of range): `id` is echoed when the request
+    /// had one, `mode` is `null` because none was understood.
+    pub fn malformed(id: &str, note: impl Into<String>) -> Self {
+        let req = RestoreRequest {
+            id: id.to_string(),
+            ..RestoreRequest::default()
+        };
+        RestoreResponse {
+            mode: None,
+            ..RestoreResponse::failure(&req, RestoreStatus::Invalid, note)
         }
     }
 
@@ -1184,6 +1194,10 @@ mod tests {
         let bad = RestoreRequest::from_json(r#"{"id":"sn_1","mode":"chars"}"#).unwrap_err();
         assert_eq!(bad.status, RestoreStatus::Invalid);
         assert_eq!(bad.id, "sn_1");
+        assert_eq!(
+            bad.mode, None,
+            "an unknown mode is not echoed as another one"
+        );
         let bad = RestoreRequest::from_json(r#"{"id":"sn_1","offset":3}"#).unwrap_err();
         assert!(bad.note.contains("offset"), "{}", bad.note);
     }
