@@ -393,6 +393,10 @@ struct Term {
     gave_up: bool,
 }
 
+/// Starting capacity of a row's buffer, bytes: most terminal lines fit, so a row
+/// written in many small pieces (text between escapes) is not regrown piece by piece.
+const ROW_CAPACITY: usize = 256;
+
 /// Work allowed per input byte (see [`Term::work`]). Progress output moves the cursor
 /// on rows of a few hundred bytes: a few hundred bytes of work per input byte at most.
 /// Backspacing through a 10 MB line would be quadratic.
@@ -419,7 +423,11 @@ impl Term {
             backspaces: 0,
             escapes: 0,
             dirty: false,
-            out: Doc::owned(cap / 2),
+            out: {
+                let mut out = Doc::owned(cap / 2);
+                out.lines.reserve(cap / 64 + 1);
+                out
+            },
             pool: Vec::new(),
             spare: Vec::new(),
             work: 0,
@@ -529,7 +537,15 @@ impl Term {
             Some(0) if self.frame_origin && self.on_status.is_none() => {
                 let row_nonempty = !self.row().text.is_empty();
                 if row_nonempty && self.pending.is_none() {
-                    let spare = std::mem::take(&mut self.spare);
+                    // The frame is drawn into an emptied buffer: the spare, else one
+                    // from the pool (rows kept aside by `resolve` take theirs along).
+                    let spare = if self.spare.capacity() > 0 {
+                        std::mem::take(&mut self.spare)
+                    } else {
+                        self.pool
+                            .pop()
+                            .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY))
+                    };
                     let prev = std::mem::replace(&mut self.row().text, spare);
                     self.pending = Some(Pending { prev });
                 }
@@ -633,9 +649,7 @@ impl Term {
         self.cur += 1;
         if self.cur - self.base == self.rows.len() {
             let mut row = Row::new(self.line_no);
-            if let Some(buf) = self.pool.pop() {
-                row.text = buf;
-            }
+            row.text = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
             self.rows.push_back(row);
         }
         self.col = if self.rows[self.cur - self.base].text.is_empty() {
