@@ -169,14 +169,20 @@ impl<'a> Doc<'a> {
     /// Rendered size in bytes (markers sized with a placeholder id).
     pub(crate) fn size(&self) -> usize {
         let mut n = 0usize;
+        let mut scratch = String::new();
+        let mut sized = |m: &Marker| {
+            scratch.clear();
+            m.render_into(Some(SIZING_ID), &mut scratch);
+            scratch.len()
+        };
         for l in &self.lines {
             n += match l.marker {
-                Some(i) => self.markers[i as usize].render(Some(SIZING_ID)).len(),
+                Some(i) => sized(&self.markers[i as usize]),
                 None => l.end - l.start,
             } + l.eol.bytes().len();
         }
         for m in &self.footer {
-            n += m.render(Some(SIZING_ID)).len() + 2;
+            n += sized(m) + 2;
         }
         n
     }
@@ -192,10 +198,15 @@ impl<'a> Doc<'a> {
     /// Renders the document; markers quote `id` when the original is retained.
     pub(crate) fn render(&self, id: Option<&str>) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.buf.len().min(1 << 24) + 256);
+        let mut scratch = String::new();
         let last = self.lines.len().saturating_sub(1);
         for (k, l) in self.lines.iter().enumerate() {
             match l.marker {
-                Some(i) => out.extend_from_slice(self.markers[i as usize].render(id).as_bytes()),
+                Some(i) => {
+                    scratch.clear();
+                    self.markers[i as usize].render_into(id, &mut scratch);
+                    out.extend_from_slice(scratch.as_bytes());
+                }
                 None => out.extend_from_slice(&self.buf[l.start..l.end]),
             }
             let mut eol = l.eol;
@@ -252,6 +263,14 @@ impl<'a> RawIndex<'a> {
             starts,
             len: input.len(),
         }
+    }
+
+    /// The index of an input of `len` bytes from its line starts (0, then the offset
+    /// after each `\n`, in order), as a scan that already passed every `\n` collected
+    /// them: the same index as [`RawIndex::new`], without a second scan.
+    pub(crate) fn from_starts(starts: Vec<usize>, len: usize) -> RawIndex<'static> {
+        debug_assert_eq!(starts.first(), Some(&0));
+        RawIndex::Full { starts, len }
     }
 
     /// An index that finds line starts from `anchors` (`(line, offset)`, any order;

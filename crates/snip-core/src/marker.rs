@@ -102,8 +102,14 @@ impl Marker {
     /// original is retained; without it the marker says so.
     pub fn render(&self, id: Option<&str>) -> String {
         let mut s = String::with_capacity(160);
+        self.render_into(id, &mut s);
+        s
+    }
+
+    /// [`Marker::render`] appended to `s` (no allocation when `s` has room).
+    pub fn render_into(&self, id: Option<&str>, s: &mut String) {
         s.push_str("[snip: ");
-        s.push_str(&sanitize(&self.what));
+        push_sanitized(s, &self.what);
         s.push_str(" · ");
         s.push_str(self.rule);
         if let Some((a, b)) = self.lines {
@@ -115,7 +121,7 @@ impl Marker {
         match (id, &self.restore) {
             (Some(id), Some(call)) => {
                 s.push_str(" · restore: ");
-                s.push_str(&call.render(id));
+                call.render_into(id, s);
             }
             (Some(id), None) => {
                 // Lossless removals still point at the whole original.
@@ -128,33 +134,44 @@ impl Marker {
             (None, _) => s.push_str(" · lossless"),
         }
         s.push(']');
-        s
     }
 }
 
 impl RestoreCall {
     /// Renders the call, e.g. `snip_restore(id="sn_ab", mode="lines", start=3, end=9)`.
     pub fn render(&self, id: &str) -> String {
-        match self {
-            RestoreCall::Lines { start, end } => {
-                format!("snip_restore(id=\"{id}\", mode=\"lines\", start={start}, end={end})")
-            }
-            RestoreCall::Bytes { start, end } => {
-                format!("snip_restore(id=\"{id}\", mode=\"bytes\", start={start}, end={end})")
-            }
-            RestoreCall::FieldBytes { field, start, end } => format!(
+        let mut s = String::with_capacity(96);
+        self.render_into(id, &mut s);
+        s
+    }
+
+    /// [`RestoreCall::render`] appended to `s`.
+    pub fn render_into(&self, id: &str, s: &mut String) {
+        let _ = match self {
+            RestoreCall::Lines { start, end } => write!(
+                s,
+                "snip_restore(id=\"{id}\", mode=\"lines\", start={start}, end={end})"
+            ),
+            RestoreCall::Bytes { start, end } => write!(
+                s,
+                "snip_restore(id=\"{id}\", mode=\"bytes\", start={start}, end={end})"
+            ),
+            RestoreCall::FieldBytes { field, start, end } => write!(
+                s,
                 "snip_restore(id=\"{id}\", mode=\"bytes\", field=\"{}\", start={start}, end={end})",
                 field.replace('\\', "\\\\").replace('"', "\\\"")
             ),
-        }
+        };
     }
 }
 
-/// Keeps a marker on one line: control characters become spaces.
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+/// Appends `t` kept on one line: control characters become spaces.
+fn push_sanitized(s: &mut String, t: &str) {
+    if t.chars().any(char::is_control) {
+        s.extend(t.chars().map(|c| if c.is_control() { ' ' } else { c }));
+    } else {
+        s.push_str(t);
+    }
 }
 
 /// A marker parsed back from its rendered line (used by tests and tools).

@@ -146,6 +146,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     };
     let sparse = raw.is_some();
     let mut rules = l.reports();
+    let line_starts = l.line_starts;
     let mut doc = l.doc;
     doc.footer.extend(Marker::lossless_footer(
         l.frames,
@@ -158,7 +159,10 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     ));
     let mut lossy = false;
     if lossy_allowed && (sparse || doc.size() > config.max_bytes) {
-        let raw = raw.get_or_insert_with(|| RawIndex::new(input));
+        let raw = raw.get_or_insert_with(|| match line_starts {
+            Some(s) => RawIndex::from_starts(s, input.len()),
+            None => RawIndex::new(input),
+        });
         let (tf, tl) = traceback_keep::apply(&mut doc, config, raw);
         if tf > 0 {
             lossy = true;
@@ -306,6 +310,9 @@ pub(crate) struct Lossless<'a> {
     pub escapes: u64,
     pub runs: u64,
     pub repeated: u64,
+    /// Every line start of the input, when the renderer collected them on its way
+    /// (see [`RawIndex::from_starts`]); `None` otherwise.
+    pub line_starts: Option<Vec<usize>>,
 }
 
 impl Lossless<'_> {
@@ -370,25 +377,29 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
                 escapes,
                 runs,
                 repeated,
+                line_starts: None,
             };
         }
     }
     // Here the input holds a frame control or a cursor escape, or neither escapes nor
     // frame controls (nothing to render).
     let rendered = if escapes_seen || frame_controls {
-        terminal_render::render_applicable(input, first_line, controls)
+        // Line starts are collected for an input that may need lossy markers.
+        let starts = first_line == 0 && input.len() > config.max_bytes;
+        terminal_render::render_applicable(input, first_line, controls, starts)
     } else {
         None
     };
-    let (mut doc, raw_offsets, frames, backspaces, mut escapes) = match rendered {
+    let (mut doc, raw_offsets, frames, backspaces, mut escapes, line_starts) = match rendered {
         Some(r) => (
             r.doc,
             false,
             r.frames_removed,
             r.backspaces_removed,
             r.escapes_removed,
+            r.line_starts,
         ),
-        None => (Doc::from_raw_at(input, first_line), true, 0, 0, 0),
+        None => (Doc::from_raw_at(input, first_line), true, 0, 0, 0, None),
     };
     let stripped = if escapes_seen {
         ansi_strip::apply(&mut doc)
@@ -405,6 +416,7 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
         escapes,
         runs,
         repeated,
+        line_starts,
     }
 }
 

@@ -241,6 +241,7 @@ impl Joined {
             escapes: 0,
             runs: 0,
             repeated: 0,
+            line_starts: None,
         };
         let mut j = Joined { text, eol };
         j.append(head);

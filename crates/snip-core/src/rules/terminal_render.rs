@@ -44,6 +44,12 @@ pub(crate) struct Rendered<'a> {
     /// Backspace controls rendered (what they erased or let be written over is gone).
     pub backspaces_removed: u64,
     pub escapes_removed: u64,
+    /// When asked for ([`render_applicable`]'s `starts`): the byte offset where each
+    /// line of the input starts (0, then each `\n` + 1), as [`RawIndex`] wants them;
+    /// the render loop passes every `\n` anyway.
+    ///
+    /// [`RawIndex`]: crate::doc::RawIndex
+    pub line_starts: Option<Vec<usize>>,
 }
 
 /// Whether `input` (whose [`Controls`] are `c`) holds anything this rule interprets:
@@ -150,19 +156,29 @@ pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
     if !applies_with(input, c) {
         return None;
     }
-    render_applicable(input, first_line, c)
+    render_applicable(input, first_line, c, false)
 }
 
 /// [`render_at`] for a caller that already knows the input holds something to render
 /// (a frame control or a cursor escape) and its [`Controls`]: no second scan.
+/// With `starts`, also collects [`Rendered::line_starts`] where that is free (text whose
+/// only controls are `\r` and `\n`).
 pub(crate) fn render_applicable(
     input: &[u8],
     first_line: u32,
     c: Controls,
+    starts: bool,
 ) -> Option<Rendered<'_>> {
     if !c.escape && !c.backspace {
-        return render_frames(input, first_line);
+        let starts = starts.then(|| {
+            let mut v = Vec::with_capacity(input.len() / 48 + 2);
+            v.push(0);
+            v
+        });
+        return render_frames(input, first_line, starts);
     }
+    // The emulator's line count can differ from the input's `\n`s (an escape may
+    // swallow one): its callers index the input themselves.
     render_term(input, first_line)
 }
 
@@ -182,6 +198,7 @@ fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
         frames_removed,
         backspaces_removed,
         escapes_removed,
+        line_starts: None,
     })
 }
 
@@ -190,7 +207,11 @@ fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
 /// nothing but carriage returns, a frame always replaces its row whole (no overlay),
 /// so every line shown is one frame: a slice of the input, no copy. Gives exactly the
 /// emulator's output (tested against [`Term`]).
-fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
+fn render_frames(
+    input: &[u8],
+    first_line: u32,
+    mut starts: Option<Vec<usize>>,
+) -> Option<Rendered<'_>> {
     /// The row being drawn: its current frame, the frame pending under it, and earlier
     /// frames with a different stem kept above it.
     struct Row {
@@ -294,6 +315,9 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
             resolve(&mut row, &mut frames);
             first = false;
         } else {
+            if let Some(s) = starts.as_mut() {
+                s.push(p + 1);
+            }
             let crlf = p > seg && input[p - 1] == b'\r';
             let end = if crlf { p - 1 } else { p };
             write(&mut row, first, seg, end);
@@ -327,6 +351,7 @@ fn render_frames(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
         frames_removed: frames,
         backspaces_removed: 0,
         escapes_removed: 0,
+        line_starts: starts,
     })
 }
 
@@ -449,13 +474,20 @@ impl Term {
         !self.gave_up
     }
 
+    /// The row the cursor is on (called for every piece of text written).
+    #[inline]
     fn row(&mut self) -> &mut Row {
         if let Some(r) = self.on_status {
-            let src = self.line_no;
-            return self.status.entry(r).or_insert_with(|| Row::new(src));
+            return self.status_row(r);
         }
         let i = self.cur - self.base;
         &mut self.rows[i]
+    }
+
+    #[inline(never)]
+    fn status_row(&mut self, r: u32) -> &mut Row {
+        let src = self.line_no;
+        self.status.entry(r).or_insert_with(|| Row::new(src))
     }
 
     fn run(&mut self, input: &[u8]) {
@@ -649,7 +681,10 @@ impl Term {
         self.cur += 1;
         if self.cur - self.base == self.rows.len() {
             let mut row = Row::new(self.line_no);
-            row.text = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
+            row.text = self
+                .pool
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
             self.rows.push_back(row);
         }
         self.col = if self.rows[self.cur - self.base].text.is_empty() {
@@ -1085,7 +1120,15 @@ mod tests {
     fn plain_frames_agree_with_the_emulator() {
         let mut rendered = 0;
         let mut check = |input: &[u8]| {
-            let fast = render_frames(input, 7);
+            // The line starts collected on the way are the input's.
+            if let Some(r) = render_frames(input, 0, Some(vec![0])) {
+                let crate::doc::RawIndex::Full { starts, .. } = crate::doc::RawIndex::new(input)
+                else {
+                    unreachable!("RawIndex::new is full")
+                };
+                assert_eq!(r.line_starts.as_ref(), Some(&starts), "{input:?}");
+            }
+            let fast = render_frames(input, 7, None);
             let slow = render_term(input, 7);
             match (fast, slow) {
                 (None, None) => {}
