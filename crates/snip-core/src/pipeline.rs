@@ -158,7 +158,14 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
         }),
     ));
     let mut lossy = false;
-    if lossy_allowed && (sparse || doc.size() > config.max_bytes) {
+    // The document's rendered size (placeholder ids), kept up to date as rules change
+    // it; not needed when nothing can change.
+    let mut size = if lossy_allowed || !rules.is_empty() {
+        doc.size()
+    } else {
+        0
+    };
+    if lossy_allowed && (sparse || size > config.max_bytes) {
         let raw = raw.get_or_insert_with(|| match line_starts {
             Some(s) => RawIndex::from_starts(s, input.len()),
             None => RawIndex::new(input),
@@ -170,9 +177,12 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
                 id: "traceback-keep",
                 counts: vec![("frames_elided", tf), ("lines_elided", tl)],
             });
+            size = doc.size();
         }
-        if doc.size() > config.max_bytes {
-            elide_within_budget(&mut doc, config, raw, l.raw_offsets);
+        if size > config.max_bytes {
+            if let Some(s) = elide_within_budget(&mut doc, config, raw, l.raw_offsets) {
+                size = s;
+            }
         }
         if let Some(report) = elision_report(&doc) {
             lossy = true;
@@ -187,7 +197,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     if retention.is_none() {
         // Net win first (sized with a placeholder id as long as a real one), so an
         // output that will be thrown away costs no store entry.
-        if doc.size() >= input.len() {
+        if size >= input.len() {
             return Outcome::unchanged(input);
         }
         retention = Some(store.retain(input));
@@ -237,7 +247,13 @@ fn json_lines_elided(
 
 /// Runs `head-tail-elide`, shrinking head and tail when markers and the footer push
 /// the result over the budget (so that a second pass finds nothing to elide).
-fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) {
+/// Returns the document's new size ([`Doc::size`]), or `None` when nothing was elided.
+fn elide_within_budget(
+    doc: &mut Doc<'_>,
+    config: &Config,
+    raw: &RawIndex,
+    raw_offsets: bool,
+) -> Option<usize> {
     let mut cfg = config.clone();
     for attempt in 0..8 {
         if attempt == 7 {
@@ -261,13 +277,14 @@ fn elide_within_budget(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_o
         if size <= config.max_bytes || attempt == 7 {
             doc.lines = trial.lines;
             doc.markers = trial.markers;
-            return;
+            return Some(size);
         }
         let over = size - config.max_bytes + 16;
         cfg.head_bytes = cfg.head_bytes.saturating_sub(over / 2 + 1);
         cfg.tail_bytes = cfg.tail_bytes.saturating_sub(over / 2 + 1);
         cfg.salient_bytes = cfg.salient_bytes.saturating_sub(over);
     }
+    None
 }
 
 /// The `head-tail-elide` receipt row, counted from its markers among `doc`'s lines
