@@ -391,7 +391,8 @@ struct Term {
     /// The column was set by `\r` or CHA (frame semantics) rather than by backspace.
     frame_origin: bool,
     pending: Option<Pending>,
-    saved: Option<(usize, Option<usize>)>,
+    /// The position `ESC 7` / `ESC[s` saved: absolute row, column in cells.
+    saved: Option<(usize, usize)>,
     /// Status rows written by absolute positioning, keyed by screen row.
     status: BTreeMap<u32, Row>,
     /// `Some(r)`: the cursor is on status row `r`.
@@ -693,12 +694,10 @@ impl Term {
             self.frame_origin = true;
             Some(0)
         };
-        if self.saved.is_none() {
-            while self.cur - self.base > WINDOW {
-                let r = self.rows.pop_front().expect("window is non-empty");
-                self.base += 1;
-                self.commit(r);
-            }
+        while self.cur - self.base > WINDOW {
+            let r = self.rows.pop_front().expect("window is non-empty");
+            self.base += 1;
+            self.commit(r);
         }
     }
 
@@ -766,19 +765,13 @@ impl Term {
             b']' | b'P' | b'_' | b'^' | b'X' => crate::rules::ansi_strip::escape_len(s),
             b'7' => {
                 self.resolve();
-                self.saved = Some((self.cur, self.col));
+                self.save_cursor();
                 self.dirty = true;
                 2
             }
             b'8' => {
                 self.resolve();
-                if let Some((r, c)) = self.saved.take() {
-                    self.on_status = None;
-                    self.cur = r.max(self.base).min(self.base + self.rows.len() - 1);
-                    self.col = c;
-                    self.frame_origin = false;
-                }
-                self.dirty = true;
+                self.restore_cursor();
                 2
             }
             _ => crate::rules::ansi_strip::escape_len(s),
@@ -826,18 +819,22 @@ impl Term {
             b'A' | b'F' => {
                 self.resolve();
                 let n = p(0, 1);
+                // The column is kept (0 for `F`): read it before leaving the row, where
+                // "at the end of the text" means something else.
+                let col = if fin == b'F' { 0 } else { self.cur_col() };
                 self.leave_status();
                 self.cur = self.cur.saturating_sub(n).max(self.base);
-                self.col = if fin == b'F' { Some(0) } else { self.col };
+                self.col = Some(col);
                 self.frame_origin = fin == b'F';
                 self.dirty = true;
             }
             b'B' | b'E' => {
                 self.resolve();
                 let n = p(0, 1);
+                let col = if fin == b'E' { 0 } else { self.cur_col() };
                 self.leave_status();
                 self.cur = (self.cur + n).min(self.base + self.rows.len() - 1);
-                self.col = if fin == b'E' { Some(0) } else { self.col };
+                self.col = Some(col);
                 self.frame_origin = fin == b'E';
                 self.dirty = true;
             }
@@ -884,19 +881,38 @@ impl Term {
                 self.erase_display(params);
             }
             b's' => {
-                self.saved = Some((self.cur, self.col));
+                self.resolve();
+                self.save_cursor();
             }
             b'u' => {
-                if let Some((r, c)) = self.saved.take() {
-                    self.on_status = None;
-                    self.cur = r.max(self.base).min(self.base + self.rows.len() - 1);
-                    self.col = c;
-                }
-                self.dirty = true;
+                self.resolve();
+                self.restore_cursor();
             }
             _ => {}
         }
         len
+    }
+
+    /// `ESC 7` / `ESC[s`: remembers the cursor's row and column (a column in cells,
+    /// not "the end of the text", which moves as the row is written).
+    fn save_cursor(&mut self) {
+        let col = self.cur_col();
+        self.saved = Some((self.cur, col));
+        self.dirty = true;
+    }
+
+    /// `ESC 8` / `ESC[u`: back to the saved position, as often as it is asked (a
+    /// terminal keeps the saved position: a status line is redrawn by restoring,
+    /// erasing and writing, again and again). A row that has left the window since
+    /// is out of reach: the oldest row in the window stands for it.
+    fn restore_cursor(&mut self) {
+        if let Some((r, c)) = self.saved {
+            self.on_status = None;
+            self.cur = r.max(self.base).min(self.base + self.rows.len() - 1);
+            self.col = Some(c);
+            self.frame_origin = false;
+        }
+        self.dirty = true;
     }
 
     fn leave_status(&mut self) {
@@ -1266,6 +1282,52 @@ mod tests {
             out.contains("Setting up x") && out.contains("N: notice"),
             "{out}"
         );
+    }
+
+    /// `tput cuu1; tput el` after a newline: the cursor goes up in column 0 (the
+    /// column it was in), so the erase clears the old line instead of nothing.
+    #[test]
+    fn cursor_up_keeps_the_column() {
+        let mut s = b"start\nstatus 0\n".to_vec();
+        for k in 1..=50 {
+            s.extend_from_slice(format!("\x1b[1A\x1b[Kstatus {k}\n").as_bytes());
+        }
+        s.extend_from_slice(b"end\n");
+        assert_eq!(r(&s), ("start\nstatus 50\nend\n".into(), 50));
+        // Two rows at once, erased to the end of the screen.
+        let mut s = b"a 0\nb 0\n".to_vec();
+        for k in 1..=9 {
+            s.extend_from_slice(format!("\x1b[2A\x1b[Ja {k}\nb {k}\n").as_bytes());
+        }
+        assert_eq!(r(&s), ("a 9\nb 9\n".into(), 18));
+        // Up from the middle of a line keeps that column (the final newline then
+        // only moves the cursor back down to `xy`).
+        assert_eq!(r(b"abcdef\nxy\x1b[1AZ\n").0, "abZdef\nxy");
+    }
+
+    /// A status line redrawn from a saved position: restored as often as asked, to the
+    /// saved column (not to the end of what was written since).
+    #[test]
+    fn save_and_restore_redraw_a_status_line() {
+        for (save, restore) in [("\x1b7", "\x1b8"), ("\x1b[s", "\x1b[u")] {
+            let mut s = format!("start\n{save}");
+            for k in 0..=100 {
+                s.push_str(&format!("{restore}\x1b[Kstatus {k}"));
+            }
+            s.push_str("\nend\n");
+            assert_eq!(
+                r(s.as_bytes()),
+                ("start\nstatus 100\nend\n".into(), 100),
+                "{save}"
+            );
+        }
+        // Saved again around each frame.
+        let mut s = String::from("start\n");
+        for k in 0..=20 {
+            s.push_str(&format!("\x1b7\x1b[Kstatus {k}\x1b8"));
+        }
+        s.push_str("\nend\n");
+        assert_eq!(r(s.as_bytes()).0, "start\nstatus 20\nend\n");
     }
 
     #[test]
