@@ -6,6 +6,12 @@ use snip_store::{StoreHandle, StoreOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+/// Starting capacity, bytes, of a buffer that reads stdin to its end: a typical tool
+/// result (a hook payload, a command's output) fits, so it is read in one call into
+/// one allocation instead of through small probing reads and a doubling buffer
+/// (each doubling copies and touches fresh pages; a fresh page costs microseconds).
+pub const STDIN_CAPACITY: usize = 64 * 1024;
+
 /// The core configuration from `SNIP_*` environment variables (read on every call).
 pub fn core_config() -> Result<Config> {
     Config::from_lookup(|k| std::env::var(k).ok()).map_err(|e| anyhow::anyhow!("{e}"))

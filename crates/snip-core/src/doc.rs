@@ -78,7 +78,9 @@ impl<'a> Doc<'a> {
     /// [`Doc::from_raw`] for a piece of a larger input whose first line is original
     /// line `first_line` (0-based).
     pub(crate) fn from_raw_at(input: &'a [u8], first_line: u32) -> Doc<'a> {
-        let mut lines = Vec::with_capacity(input.len() / 48 + 1);
+        // Counted first (a vector count, ~16 bytes per instruction): a table grown by
+        // doubling would copy itself and touch up to twice the pages.
+        let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', input).count() + 1);
         let mut start = 0usize;
         let mut n: u32 = first_line;
         for nl in memchr::memchr_iter(b'\n', input) {

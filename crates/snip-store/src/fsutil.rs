@@ -14,7 +14,9 @@ pub const FILE_MODE: u32 = 0o600;
 
 /// The effective user id of this process.
 pub fn euid() -> u32 {
-    rustix::process::geteuid().as_raw()
+    // Asked once per process: it does not change under us (snip never calls setuid).
+    static EUID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *EUID.get_or_init(|| rustix::process::geteuid().as_raw())
 }
 
 /// `path` without trailing slashes, repeated slashes and `.` components (`..` is kept:
@@ -32,18 +34,18 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// [`StoreError::Refused`] for a symlink, a non-directory or a foreign owner;
 /// [`StoreError::Io`] when it cannot be created or inspected.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
-    match fs::symlink_metadata(dir) {
-        Ok(_) => {}
+    let md = match fs::symlink_metadata(dir) {
+        Ok(md) => md,
         Err(e) if e.kind() == ErrorKind::NotFound => {
             DirBuilder::new()
                 .recursive(true)
                 .mode(DIR_MODE)
                 .create(dir)
                 .ctx("create directory", dir)?;
+            fs::symlink_metadata(dir).ctx("inspect", dir)?
         }
         Err(e) => return Err(StoreError::io("inspect", dir, e)),
-    }
-    let md = fs::symlink_metadata(dir).ctx("inspect", dir)?;
+    };
     let refuse = |reason: String| StoreError::Refused {
         path: dir.to_path_buf(),
         reason,

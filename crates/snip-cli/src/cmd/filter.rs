@@ -87,7 +87,7 @@ pub fn compress_reader(
     source: &str,
     format: Format,
 ) -> Result<()> {
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     (&mut input)
         .take(IN_MEMORY_MAX as u64 + 1)
         .read_to_end(&mut buf)

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 /// Reads the payload, answers it, and always exits 0.
 fn claude_code_hook() -> Result<ExitCode> {
-    let mut input = Vec::new();
+    let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     let reply = match std::io::stdin().lock().read_to_end(&mut input) {
         Ok(_) => std::panic::catch_unwind(|| {
             let payload: serde_json::Value = serde_json::from_slice(&input).ok()?;
@@ -68,7 +68,7 @@ fn claude_code_hook() -> Result<ExitCode> {
 
 /// Filters one OpenCode tool output. Invalid UTF-8, errors and panics echo the input.
 fn opencode_filter(tool: &str) -> Result<ExitCode> {
-    let mut input = Vec::new();
+    let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     std::io::stdin().lock().read_to_end(&mut input)?;
     let source = format!("opencode:{tool}");
     let output = std::panic::catch_unwind(|| engine::compress(&input, &source))
