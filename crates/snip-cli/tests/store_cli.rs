@@ -147,6 +147,32 @@ fn restore_raw_prints_exact_bytes_even_for_invalid_utf8() {
     assert_eq!(v["content_base64"], "Y2Fm6Q0K");
 }
 
+/// A line longer than the response cap comes back cut; `--raw` says so on stderr,
+/// with where the rest of the line is, instead of passing the cut off as the line.
+#[test]
+fn restore_raw_says_when_a_line_is_cut() {
+    let env = Env::new();
+    let mut original = b"short\n".to_vec();
+    original.extend(std::iter::repeat_n(b'x', 20_000));
+    original.extend_from_slice(b"\nafter\n");
+    let id = env.store().put(&original).unwrap();
+    let o = env.run(&["restore", &id, "--lines", "2:2", "--raw"]);
+    assert!(o.status.success());
+    assert_eq!(o.stdout.len(), 8192);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("snip restore: Line 2 is longer than the response cap")
+            && err.contains("start=8198, end=20007"),
+        "{err}"
+    );
+    // A whole line: nothing on stderr.
+    let o = env.run(&["restore", &id, "--lines", "3:3", "--raw"]);
+    assert_eq!(
+        (o.stdout.as_slice(), o.stderr.as_slice()),
+        (&b"after\n"[..], &b""[..])
+    );
+}
+
 #[test]
 fn restore_modes_and_a_pasted_marker_call() {
     let env = Env::new();

@@ -63,6 +63,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if let Some(bytes) = resp.content_bytes() {
             out.write_all(&bytes)?;
         }
+        // The content alone would hide a caveat the note carries (a line longer than
+        // the response cap is cut, and the note says where the rest is).
+        let caveat = resp
+            .note
+            .strip_prefix(snip_store::restore::UNTRUSTED_NOTE)
+            .map(str::trim)
+            .unwrap_or_default();
+        if resp.status == RestoreStatus::Ok && !caveat.is_empty() {
+            eprintln!("snip restore: {caveat}");
+        }
         if let (RestoreStatus::Ok, Some(next)) = (resp.status, resp.next) {
             eprintln!(
                 "snip restore: more follows; continue with {}",
