@@ -3,6 +3,8 @@
 //! **What it does.** Recognises unified diffs (`diff --git`, `--- a/…` + `+++ b/…` +
 //! `@@`), `git show`/`git log -p` output (`commit <sha>` with a diff), mailbox patches
 //! (`From <sha>`), and gates the whole pipeline: the input is returned untouched.
+//! Coloured diffs (`git diff --color=always`, `diff --color`) are recognised through
+//! their escapes and returned untouched too, escapes included.
 //!
 //! **Why.** A model applies, reviews or quotes a diff; one elided hunk line corrupts it.
 //!
@@ -14,9 +16,16 @@
 const HEAD: usize = 16 * 1024;
 
 /// Whether `input` is a diff: a `diff --git` header, or a `---`/`+++`/`@@` header, in
-/// its first [`HEAD`] bytes.
+/// its first [`HEAD`] bytes, read without colour escapes when it has some.
 pub(crate) fn is_diff(input: &[u8]) -> bool {
     let head = &input[..input.len().min(HEAD)];
+    if memchr::memchr(0x1b, head).is_some() {
+        return has_diff_header(&crate::rules::ansi_strip::strip(head));
+    }
+    has_diff_header(head)
+}
+
+fn has_diff_header(head: &[u8]) -> bool {
     // A `diff --git` header at the start of a line near the start (a log that only
     // mentions one further down is not a diff).
     if head.starts_with(b"diff --git ") || memchr::memmem::find(head, b"\ndiff --git ").is_some() {
@@ -59,6 +68,14 @@ mod tests {
             b"commit 0123abc\nAuthor: x\n\n    msg\n\ndiff --git a/f b/f\n"
         ));
         assert!(!is_diff(b"--- summary ---\nall good\n"));
+        // `git diff --color=always`.
+        assert!(is_diff(
+            b"\x1b[1mdiff --git a/x b/x\x1b[m\n\x1b[1m--- a/x\x1b[m\n\x1b[1m+++ b/x\x1b[m\n\x1b[36m@@ -1 +1 @@\x1b[m\n\x1b[31m-a\x1b[m\n\x1b[32m+b\x1b[m\n"
+        ));
+        assert!(is_diff(
+            b"\x1b[1m--- old.txt\x1b[0m\n\x1b[1m+++ new.txt\x1b[0m\n\x1b[36m@@ -1 +1 @@\x1b[0m\n-a\n+b\n"
+        ));
+        assert!(!is_diff(b"\x1b[31merror\x1b[0m: x\n@@ not a hunk\n"));
         assert!(!is_diff(b"error: x\n@@ not a hunk\n"));
     }
 }
