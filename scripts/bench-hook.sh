@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
 # Benchmarks (figures, not pass/fail):
 #  1. `snip hook claude-code` as a whole process on a ~50 KB Bash PostToolUse payload
-#     (store writes and ledger included) against `cat` on the same payload, with
-#     hyperfine (Debian package) when present, else a timing loop; then both spawned
-#     directly and alternating, with page faults; medians.
+#     (store writes and ledger included) against `cat` on the same payload: each
+#     spawned directly (posix_spawn, stdin from the payload file), all of them in
+#     turn so that a noisy neighbour hits each alike; medians of wall time, CPU time
+#     and page faults. Three builds of snip: dynamic (`cargo build --release`), and
+#     on *-linux-gnu static-pie and static no-pie (what scripts/install.sh builds, by
+#     default and with --no-pie). With hyperfine (Debian package) also its figures
+#     for the dynamic build.
 #  2. The MCP `snip_restore` round trip over an open session (Python `mcp` client).
-# Uses the release build; installs the Python client into .venv-mcp/ when missing.
+# Installs the Python client into .venv-mcp/ when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS="${RUNS:-300}"
-cargo build --quiet --release -p snip-cli
+cargo build --quiet --locked --release -p snip-cli --bin snip
 SNIP="$PWD/target/release/snip"
+builds=("dynamic=$SNIP")
+host="$(rustc -vV | sed -n 's/^host: //p')"
+case "$host" in
+    *-linux-gnu)
+        # The flags of scripts/install.sh; an explicit --target keeps them off build
+        # scripts and proc-macros.
+        RUSTFLAGS="-C target-feature=+crt-static" \
+            cargo build --quiet --locked --release -p snip-cli --bin snip --target "$host"
+        builds+=("static=$PWD/target/$host/release/snip")
+        RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+            CARGO_TARGET_DIR=target/no-pie \
+            cargo build --quiet --locked --release -p snip-cli --bin snip --target "$host"
+        builds+=("static-no-pie=$PWD/target/no-pie/$host/release/snip")
+        ;;
+esac
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export SNIP_STORE_DIR="$work/store"
@@ -28,47 +47,27 @@ echo "payload: $(wc -c < "$work/payload.json") bytes"
 "$SNIP" hook claude-code < "$work/payload.json" > "$work/reply.json"
 echo "reply:   $(wc -c < "$work/reply.json") bytes"
 
-if command -v hyperfine >/dev/null; then
-    if hyperfine --help | grep -q -- '--input'; then
-        hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
-            --input "$work/payload.json" "cat" "$SNIP hook claude-code" >/dev/null
-    else
-        # Older hyperfine: redirect through its shell; the shell's own start-up is
-        # measured and subtracted by hyperfine.
-        hyperfine --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
-            "cat < $work/payload.json" "$SNIP hook claude-code < $work/payload.json" >/dev/null
-    fi
+if command -v hyperfine >/dev/null && hyperfine --help | grep -q -- '--input'; then
+    hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$work/hf.json" \
+        --input "$work/payload.json" "cat" "$SNIP hook claude-code" >/dev/null
     python3 - "$work/hf.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 cat = [v for k, v in r.items() if k.startswith("cat")][0]["median"] * 1000
 hook = [v for k, v in r.items() if "hook" in k][0]["median"] * 1000
-print(f"median: cat {cat:.3f} ms, snip hook claude-code {hook:.3f} ms, ratio {hook / cat:.2f}x")
-PY
-else
-    python3 - "$SNIP" "$work/payload.json" "$RUNS" <<'PY'
-import statistics, subprocess, sys, time
-snip, payload, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def med(cmd):
-    ts = []
-    for _ in range(runs):
-        with open(payload, "rb") as f:
-            t0 = time.perf_counter(); subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, check=True)
-            ts.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(ts)
-cat, hook = med(["cat"]), med([snip, "hook", "claude-code"])
-print(f"median: cat {cat:.3f} ms, snip hook claude-code {hook:.3f} ms, ratio {hook / cat:.2f}x")
+print(f"hyperfine median: cat {cat:.3f} ms, snip hook claude-code (dynamic) {hook:.3f} ms, ratio {hook / cat:.2f}x")
 PY
 fi
 
-# The same comparison without a shell in between: each command spawned directly
-# (posix_spawn, stdin from the payload file), cat and the hook alternating so that a
-# noisy neighbour hits both alike; medians of wall time, CPU time and page faults
-# (a fresh page costs ~2.4 us on this VM: for a process this short, faults are time).
-python3 - "$SNIP" "$work/payload.json" "$RUNS" <<'PY'
+# Each command spawned directly (posix_spawn: no shell in between), in turn; a fresh
+# page costs ~2.4 us on this VM, so for a process this short faults are time.
+python3 - "$work/payload.json" "$RUNS" "${builds[@]}" <<'PY'
 import os, statistics, sys, time
-snip, payload, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-cmds = {"cat": ["/bin/cat"], "snip hook claude-code": [snip, "hook", "claude-code"]}
+payload, runs = sys.argv[1], int(sys.argv[2])
+cmds = {"cat": ["/bin/cat"]}
+for b in sys.argv[3:]:
+    name, path = b.split("=", 1)
+    cmds[f"snip hook claude-code ({name})"] = [path, "hook", "claude-code"]
 res = {k: [] for k in cmds}
 null = os.open(os.devnull, os.O_WRONLY)
 for r in range(runs + 20):
@@ -85,9 +84,10 @@ for r in range(runs + 20):
         if r >= 20:  # warm-up
             res[name].append((wall, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt))
 med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in res.items()}
+cat = med["cat"][0]
+print(f"spawned in turn, {runs} runs each, medians:")
 for k, (wall, cpu, faults) in med.items():
-    print(f"spawned, alternating, {runs} runs: {k}: wall {wall:.3f} ms, cpu {cpu:.3f} ms, {faults:.0f} page faults (medians)")
-print(f"spawned ratio: {med['snip hook claude-code'][0] / med['cat'][0]:.2f}x")
+    print(f"  {k:42s} wall {wall:.3f} ms  cpu {cpu:.3f} ms  {faults:4.0f} faults  {wall / cat:.2f}x cat")
 PY
 
 VENV=.venv-mcp
