@@ -15,8 +15,13 @@
 //! the diff or break the JSON. JSON Lines (one document per line) are elided by whole
 //! lines as text.
 //!
-//! Differences from the in-memory pipeline, by design: redraws that span two windows
-//! are rendered per window, `traceback-keep` does not run, and the original is not
+//! A line longer than [`LINE_CUT`] is cut before a `\r` when it has one (a frame
+//! boundary): the window's last frame is compared with the next one, whole, and
+//! dropped as a redrawn frame or kept on a line of its own as the in-memory rendering
+//! would; pieces of a cut line never count as repeated lines.
+//!
+//! Differences from the in-memory pipeline, by design: other redraws that span two
+//! windows are rendered per window, `traceback-keep` does not run, and the original is not
 //! retained (markers say so), since a stream may be far larger than the store's
 //! per-entry cap. Memory: about `WINDOW` × 4 + `max_bytes` + the longest line, with a
 //! line cut every [`LINE_CUT`] bytes.
@@ -138,15 +143,13 @@ impl StreamCompressor {
         }
         self.pending.extend_from_slice(chunk);
         while self.pending.len() >= WINDOW {
-            let cut = match memchr::memrchr(b'\n', &self.pending) {
-                Some(i) => i + 1,
-                None if self.pending.len() >= LINE_CUT => {
-                    crate::text::floor_char_boundary(&self.pending, LINE_CUT).max(1)
-                }
+            let (cut, next_frame) = match memchr::memrchr(b'\n', &self.pending) {
+                Some(i) => (i + 1, None),
+                None if self.pending.len() >= LINE_CUT => self.line_cut(),
                 None => break,
             };
             let window: Vec<u8> = self.pending.drain(..cut).collect();
-            self.window(&window, out)?;
+            self.window(&window, next_frame.as_deref(), out)?;
         }
         Ok(())
     }
@@ -158,7 +161,7 @@ impl StreamCompressor {
     pub fn finish(mut self, out: &mut dyn Write) -> io::Result<()> {
         let rest = std::mem::take(&mut self.pending);
         if !rest.is_empty() {
-            self.window(&rest, out)?;
+            self.window(&rest, None, out)?;
         }
         if matches!(self.phase, Phase::Verbatim) {
             return Ok(());
@@ -202,6 +205,28 @@ impl StreamCompressor {
         Ok(())
     }
 
+    /// Where to cut `pending`, a line of at least [`LINE_CUT`] bytes so far: before the
+    /// last `\r` within [`LINE_CUT`] when there is one (a frame boundary: the window
+    /// ends with a whole frame, which the next frame draws over), with that next
+    /// frame's bytes; else at [`LINE_CUT`] on a code point boundary.
+    fn line_cut(&self) -> (usize, Option<Vec<u8>>) {
+        let limit = crate::text::floor_char_boundary(&self.pending, LINE_CUT).max(1);
+        let Some(mut c) = memchr::memrchr(b'\r', &self.pending[..limit]).filter(|&c| c > 0) else {
+            return (limit, None);
+        };
+        // The next frame must be whole to be compared: when `pending` ends inside it,
+        // cut one frame earlier.
+        let mut end = memchr::memchr(b'\r', &self.pending[c + 1..]).map(|e| c + 1 + e);
+        if end.is_none() {
+            if let Some(b) = memchr::memrchr(b'\r', &self.pending[..c]).filter(|&b| b > 0) {
+                end = Some(c);
+                c = b;
+            }
+        }
+        let frame = &self.pending[c + 1..end.unwrap_or(self.pending.len())];
+        (c, Some(ansi_strip::strip(frame).into_owned()))
+    }
+
     fn has_footer(&self) -> bool {
         self.frames > 0 || self.backspaces > 0 || self.escapes > 0
     }
@@ -210,7 +235,16 @@ impl StreamCompressor {
         self.eol.unwrap_or(Eol::Lf)
     }
 
-    fn window(&mut self, raw: &[u8], out: &mut dyn Write) -> io::Result<()> {
+    /// Renders one window and feeds its lines on. `next_frame`: the window was cut
+    /// inside a line, before a `\r`, and this frame comes next: the window's last row
+    /// is a frame it draws over, dropped as a removed frame unless a terminal would
+    /// keep it (then it ends its line here).
+    fn window(
+        &mut self,
+        raw: &[u8],
+        next_frame: Option<&[u8]>,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         if self.base_off == 0
             && (diff_protect::is_diff(raw) || json_fields::opens_multiline_document(raw))
         {
@@ -237,7 +271,18 @@ impl StreamCompressor {
         if self.eol.is_none() {
             self.eol = Some(doc.dominant_eol());
         }
-        let lines = std::mem::take(&mut doc.lines);
+        let mut lines = std::mem::take(&mut doc.lines);
+        if let (Some(next), Some(last)) = (next_frame, lines.last_mut()) {
+            if last.marker.is_none() && last.eol == Eol::None {
+                let text = &doc.buf[last.start..last.end];
+                if terminal_render::overdrawn(text, next) {
+                    self.frames += u64::from(!text.iter().all(u8::is_ascii_whitespace));
+                    lines.pop();
+                } else {
+                    last.eol = self.eol();
+                }
+            }
+        }
         for l in &lines {
             let text = match l.marker {
                 Some(i) => doc.markers[i as usize].render(None).into_bytes(),
@@ -274,6 +319,12 @@ impl StreamCompressor {
     /// `repeat-collapse` across the whole stream: a run of identical lines keeps its
     /// first line and one marker with the count and original line numbers.
     fn repeat(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+        // A piece of a line cut for length (no line ending) is not a line: it never
+        // starts or joins a run.
+        if l.eol == Eol::None {
+            self.flush_run(out)?;
+            return self.feed(l, out);
+        }
         if let Some(first) = self.run.first() {
             if first.text == l.text {
                 if self.run.len() < self.config.repeat_min.max(2) {

@@ -152,3 +152,48 @@ fn a_cut_long_line_is_marked_as_bytes_of_that_line() {
     assert!(m.contains("bytes elided from line 1"), "{m}");
     assert!(marker::parse(m).is_some(), "{m}");
 }
+
+/// One progress bar redrawn 1.5 million times on a single line (25 MB, cut into
+/// windows inside the line): a terminal shows the last frame, and so does the stream.
+#[test]
+fn a_redraw_line_longer_than_a_window_keeps_only_the_last_frame() {
+    let mut input = Vec::new();
+    for i in 0..1_500_000 {
+        input.extend_from_slice(format!("\rprogress {i:07}").as_bytes());
+    }
+    input.push(b'\n');
+    let out = String::from_utf8(run(&input, 1 << 20)).unwrap();
+    assert_eq!(
+        out,
+        "progress 1499999\n[snip: removed 1499999 redrawn progress frames · terminal-render · lossless]\n"
+    );
+}
+
+/// Frames of a cut line are compared whole: a window never ends by keeping a frame
+/// the next one draws over, and pieces of one line never count as repeated lines.
+#[test]
+fn cut_frames_are_compared_whole_and_pieces_are_not_repeats() {
+    let frame = "a".repeat(1023);
+    let mut input = format!("{frame}\r").repeat(20_000).into_bytes();
+    input.extend_from_slice(b"final\n");
+    let out = String::from_utf8(run(&input, 64 * 1024)).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "{frame}\nfinal\n[snip: removed 19999 redrawn progress frames · terminal-render · lossless]\n"
+        )
+    );
+    // A 20 MB line without redraws: elided as bytes of that line, no repeat marker.
+    let mut input = vec![b'a'; 20_000_000];
+    input.extend_from_slice(b"\nend\n");
+    let out = String::from_utf8(run(&input, 1 << 20)).unwrap();
+    assert!(!out.contains("repeated"), "{}", &out[..out.len().min(400)]);
+    assert!(
+        out.ends_with("\nend\n"),
+        "{}",
+        &out[out.len().saturating_sub(200)..]
+    );
+    let markers: Vec<_> = out.lines().filter_map(marker::parse).collect();
+    assert_eq!(markers.len(), 1, "{markers:?}");
+    assert_eq!(markers[0].lines, Some((1, 1)));
+}

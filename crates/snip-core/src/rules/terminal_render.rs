@@ -1054,6 +1054,13 @@ fn is_blank(b: &[u8]) -> bool {
     b.iter().all(|c| c.is_ascii_whitespace())
 }
 
+/// Whether the frame `old`, drawn over by `new` after a `\r`, leaves nothing a
+/// terminal would show: blank, or the same bar (see [`same_bar`]). Otherwise the
+/// rendering keeps `old` on a line of its own.
+pub(crate) fn overdrawn(old: &[u8], new: &[u8]) -> bool {
+    is_blank(old) || same_bar(new, old)
+}
+
 /// Whether `new` redraws the same bar as `old`: equal stems, or (beyond
 /// progress-squash) a final frame that extends the stem, as in
 /// `Reading package lists... 98%` → `Reading package lists... Done`.
