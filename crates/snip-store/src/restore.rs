@@ -1035,7 +1035,15 @@ fn resolve_field(all: &[u8], pointer: &str) -> Result<Vec<u8>, String> {
             // JSON Lines: the first token is the 0-based line index.
             let lines: Vec<&str> = text.split('\n').collect();
             let non_empty = lines.iter().filter(|l| !l.trim().is_empty()).count();
-            if non_empty < 2 || tokens.is_empty() {
+            // JSON Lines only when the first line is a JSON value: plain text is not.
+            let first_is_json = lines
+                .iter()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| {
+                    serde_json::from_str::<&serde_json::value::RawValue>(l.trim_end_matches('\r'))
+                        .is_ok()
+                });
+            if non_empty < 2 || tokens.is_empty() || !first_is_json {
                 return Err(format!("field needs a JSON original, and this one does not parse ({whole_err}); drop field"));
             }
             let first = tokens.remove(0);
@@ -1131,6 +1139,9 @@ mod tests {
         assert!(resolve_field(b"not json", "/a").is_err());
         let jsonl = b"{\"m\":\"one\"}\n{\"m\":\"two\"}\n";
         assert_eq!(resolve_field(jsonl, "/1/m").unwrap(), b"two");
+        // A plain multi-line log is not JSON Lines: the error says it does not parse.
+        let e = resolve_field(b"line one\nline two\n", "/a").unwrap_err();
+        assert!(e.contains("does not parse"), "{e}");
     }
 
     #[test]
