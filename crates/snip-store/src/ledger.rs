@@ -4,7 +4,8 @@
 //! many processes never interleave. When the file passes [`LEDGER_ROTATE_BYTES`] it is
 //! renamed to `ledger.jsonl.1` (replacing the previous one) under the store lock.
 //! Reading takes `ledger.jsonl.1` then `ledger.jsonl` and skips lines that do not
-//! parse (counted in [`Stats::unreadable_rows`]).
+//! parse (counted in [`Stats::unreadable_rows`]); a row appended to one cut short by
+//! a crash (no newline between them) is still read.
 
 use crate::error::{IoContext, StoreError};
 use crate::fsutil::{self, unix_ms};
@@ -14,6 +15,9 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::path::PathBuf;
 use std::time::SystemTime;
+
+/// How every row's JSON starts (`time_ms` is the first field of [`LedgerRow`]).
+const ROW_START: &[u8] = b"{\"time_ms\":";
 
 /// Size at which the ledger is rotated: 5 MiB.
 pub const LEDGER_ROTATE_BYTES: u64 = 5 * 1024 * 1024;
@@ -243,10 +247,24 @@ impl Store {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match serde_json::from_slice::<LedgerRow>(&line) {
-                    Ok(r) if r.time_ms >= since_ms => rows.push(r),
-                    Ok(_) => {}
-                    Err(_) => bad += 1,
+                let row = match serde_json::from_slice::<LedgerRow>(&line) {
+                    Ok(r) => r,
+                    Err(_) => {
+                        bad += 1;
+                        // A row cut short by a crash has no newline: the next row was
+                        // appended to it. Rows start with `{"time_ms":`; the last such
+                        // start may be a whole row.
+                        match memchr::memmem::rfind(&line, ROW_START)
+                            .filter(|&k| k > 0)
+                            .and_then(|k| serde_json::from_slice::<LedgerRow>(&line[k..]).ok())
+                        {
+                            Some(r) => r,
+                            None => continue,
+                        }
+                    }
+                };
+                if row.time_ms >= since_ms {
+                    rows.push(row);
                 }
             }
         }

@@ -62,3 +62,22 @@ fn damaged_ledger_lines_are_skipped_and_counted() {
     let s = store.stats(None);
     assert_eq!((s.rewrites, s.unreadable_rows), (2, 1));
 }
+
+/// A crash can leave a row without its newline; the next row is appended to it. That
+/// row is still read (the cut one is counted as unreadable).
+#[test]
+fn a_row_appended_to_a_cut_row_is_read() {
+    let (_d, store) = temp_store(|_| {});
+    store.try_record(&row(1, 0)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(store.dir().join("ledger.jsonl"))
+        .unwrap();
+    f.write_all(b"{\"time_ms\":5,\"source\":\"fil").unwrap();
+    drop(f);
+    store.try_record(&row(2, 0)).unwrap();
+    store.try_record(&row(3, 0)).unwrap();
+    let (rows, bad) = store.ledger_rows(None);
+    let times: Vec<u64> = rows.iter().map(|r| r.time_ms).collect();
+    assert_eq!((times, bad), (vec![1_001, 1_002, 1_003], 1));
+}
