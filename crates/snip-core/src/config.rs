@@ -48,6 +48,10 @@ impl Default for Config {
 
 /// The default budget in bytes: below Hermes Agent's 50,000-character terminal cap.
 pub const DEFAULT_MAX_BYTES: usize = 24_576;
+/// The smallest `SNIP_MAX_BYTES` accepted, bytes. Under ~380 a marker and the footer
+/// alone overflow the budget and a second pass changes the output (measured on the
+/// corpus and 150 generated redraw mixes: idempotent from 384 on); 1024 leaves room.
+pub const MIN_MAX_BYTES: usize = 1024;
 
 impl Config {
     /// Defaults for a given budget (`max_bytes`): head and tail 40% each, islands 15%.
@@ -80,11 +84,11 @@ impl Config {
             "a whole number of bytes, e.g. 24576",
         )?
         .unwrap_or(DEFAULT_MAX_BYTES);
-        if max < 256 {
+        if max < MIN_MAX_BYTES {
             return Err(ConfigError::new(
                 "SNIP_MAX_BYTES",
                 &max.to_string(),
-                "a budget of at least 256 bytes",
+                "a budget of at least 1024 bytes (markers alone take about 200)",
             ));
         }
         let mut c = Config::with_budget(max);
@@ -272,6 +276,15 @@ mod tests {
             assert!(!e.contains('\n'), "one line: {e}");
         }
         assert!(Config::from_lookup(|_| None).is_ok());
+        // A budget markers alone would overflow is refused; the smallest accepted works.
+        let e = error("SNIP_MAX_BYTES", "512");
+        assert!(
+            e.contains("SNIP_MAX_BYTES") && e.contains("at least 1024"),
+            "{e}"
+        );
+        let min = MIN_MAX_BYTES.to_string();
+        let c = Config::from_lookup(|k| (k == "SNIP_MAX_BYTES").then(|| min.clone())).unwrap();
+        assert_eq!(c.max_bytes, MIN_MAX_BYTES);
     }
 
     #[test]
