@@ -46,17 +46,25 @@ fn the_ledger_rotates_past_5_mib_keeping_one_old_file() {
     assert_eq!(rows.last().unwrap().time_ms, 1_000 + 119);
 }
 
-#[test]
-fn damaged_ledger_lines_are_skipped_and_counted() {
-    let (_d, store) = temp_store(|_| {});
+/// A ledger holding row 1, then `damage` written as it is, then rows `then`.
+fn damaged_ledger(damage: &[u8], then: &[u64]) -> (tempfile::TempDir, snip_store::Store) {
+    let (d, store) = temp_store(|_| {});
     store.try_record(&row(1, 0)).unwrap();
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(store.dir().join("ledger.jsonl"))
         .unwrap();
-    f.write_all(b"{\"time_ms\": 5, \"trunc\n\n").unwrap();
+    f.write_all(damage).unwrap();
     drop(f);
-    store.try_record(&row(2, 0)).unwrap();
+    for &i in then {
+        store.try_record(&row(i, 0)).unwrap();
+    }
+    (d, store)
+}
+
+#[test]
+fn damaged_ledger_lines_are_skipped_and_counted() {
+    let (_d, store) = damaged_ledger(b"{\"time_ms\": 5, \"trunc\n\n", &[2]);
     let (rows, bad) = store.ledger_rows(None);
     assert_eq!((rows.len(), bad), (2, 1));
     let s = store.stats(None);
@@ -67,16 +75,7 @@ fn damaged_ledger_lines_are_skipped_and_counted() {
 /// row is still read (the cut one is counted as unreadable).
 #[test]
 fn a_row_appended_to_a_cut_row_is_read() {
-    let (_d, store) = temp_store(|_| {});
-    store.try_record(&row(1, 0)).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(store.dir().join("ledger.jsonl"))
-        .unwrap();
-    f.write_all(b"{\"time_ms\":5,\"source\":\"fil").unwrap();
-    drop(f);
-    store.try_record(&row(2, 0)).unwrap();
-    store.try_record(&row(3, 0)).unwrap();
+    let (_d, store) = damaged_ledger(b"{\"time_ms\":5,\"source\":\"fil", &[2, 3]);
     let (rows, bad) = store.ledger_rows(None);
     let times: Vec<u64> = rows.iter().map(|r| r.time_ms).collect();
     assert_eq!((times, bad), (vec![1_001, 1_002, 1_003], 1));
