@@ -20,7 +20,12 @@ const HEAD: usize = 16 * 1024;
 pub(crate) fn is_diff(input: &[u8]) -> bool {
     let head = &input[..input.len().min(HEAD)];
     if memchr::memchr(0x1b, head).is_some() {
-        return has_diff_header(&crate::rules::ansi_strip::strip(head));
+        // Colour escapes sit before a line's markers, not inside them: without either
+        // marker anywhere, no stripped line can start with one (and most coloured
+        // output is not a diff: it is not stripped here).
+        let may = memchr::memmem::find(head, b"diff --git ").is_some()
+            || memchr::memmem::find(head, b"@@ -").is_some();
+        return may && has_diff_header(&crate::rules::ansi_strip::strip(head));
     }
     has_diff_header(head)
 }
