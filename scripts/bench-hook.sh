@@ -8,7 +8,9 @@
 #     on *-linux-gnu static-pie and static no-pie (what scripts/install.sh builds, by
 #     default and with --no-pie). With hyperfine (Debian package) also its figures
 #     for the dynamic build.
-#  2. The MCP `snip_restore` round trip over an open session (Python `mcp` client).
+#  2. `snip` itself (the filter, storing included) the same way on the payload's
+#     `stdout`: the 50 KB `cargo test` log as plain text.
+#  3. The MCP `snip_restore` round trip over an open session (Python `mcp` client).
 # Installs the Python client into .venv-mcp/ when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,18 +63,22 @@ fi
 
 # Each command spawned directly (posix_spawn: no shell in between), in turn; a fresh
 # page costs ~2.4 us on this VM, so for a process this short faults are time.
-python3 - "$work/payload.json" "$RUNS" "${builds[@]}" <<'PY'
+# Each command spawned directly (posix_spawn: no shell in between), in turn; a fresh
+# page costs ~2.4 us on this VM, so for a process this short faults are time.
+spawned() { # INPUT LABEL ARGS... (after each build's path), then builds
+    python3 - "$RUNS" "$@" <<'PY'
 import os, statistics, sys, time
-payload, runs = sys.argv[1], int(sys.argv[2])
+runs, stdin, label = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+args = sys.argv[4].split() if sys.argv[4] else []
 cmds = {"cat": ["/bin/cat"]}
-for b in sys.argv[3:]:
+for b in sys.argv[5:]:
     name, path = b.split("=", 1)
-    cmds[f"snip hook claude-code ({name})"] = [path, "hook", "claude-code"]
+    cmds[f"{label} ({name})"] = [path, *args]
 res = {k: [] for k in cmds}
 null = os.open(os.devnull, os.O_WRONLY)
 for r in range(runs + 20):
     for name, argv in cmds.items():
-        fd = os.open(payload, os.O_RDONLY)
+        fd = os.open(stdin, os.O_RDONLY)
         t0 = time.perf_counter_ns()
         pid = os.posix_spawn(argv[0], argv, os.environ,
                              file_actions=[(os.POSIX_SPAWN_DUP2, fd, 0), (os.POSIX_SPAWN_DUP2, null, 1)])
@@ -85,10 +91,14 @@ for r in range(runs + 20):
             res[name].append((wall, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt))
 med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in res.items()}
 cat = med["cat"][0]
-print(f"spawned in turn, {runs} runs each, medians:")
+print(f"spawned in turn on {os.path.getsize(stdin)} bytes, {runs} runs each, medians:")
 for k, (wall, cpu, faults) in med.items():
     print(f"  {k:42s} wall {wall:.3f} ms  cpu {cpu:.3f} ms  {faults:4.0f} faults  {wall / cat:.2f}x cat")
 PY
+}
+spawned "$work/payload.json" "snip hook claude-code" "hook claude-code" "${builds[@]}"
+cp fixtures/corpus/cargo-test-fail-notty.txt "$work/log.txt"
+spawned "$work/log.txt" "snip (filter)" "" "${builds[@]}"
 
 VENV=.venv-mcp
 if ! "$VENV/bin/python" -c "import mcp" 2>/dev/null; then
