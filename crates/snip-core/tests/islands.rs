@@ -76,3 +76,32 @@ fn reduced_path() {
     let o = compress(&input, &Config::default(), &mut NoStore);
     check(&o.output, "reduced");
 }
+
+/// With a small budget the island share fits one or two islands: a traceback's last
+/// line (its exception) goes before its header and before other error lines, and a
+/// line whose context does not fit is kept alone.
+#[test]
+fn a_small_budget_keeps_the_exception_that_ends_a_traceback() {
+    for errors in [true, false] {
+        let mut v = String::new();
+        for i in 0..3000 {
+            let level = if errors && i % 5 == 0 {
+                "ERROR"
+            } else {
+                "INFO"
+            };
+            v.push_str(&format!("{level} request {i}\n"));
+            if i == 1500 {
+                v.push_str("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n    g()\nValueError: boom\n");
+            }
+        }
+        let config = Config::with_budget(4096);
+        let out = compress(v.as_bytes(), &config, &mut NoStore).output;
+        let text = String::from_utf8_lossy(&out);
+        assert!(out.len() < v.len(), "errors: {errors}");
+        assert!(
+            text.contains("\nValueError: boom\n"),
+            "errors: {errors}\n{text}"
+        );
+    }
+}

@@ -159,6 +159,26 @@ pub(crate) fn salient_matches(hay: &[u8]) -> Vec<(usize, u8)> {
     out
 }
 
+/// Island priority of a traceback's last line, above every salient word's.
+const EXCEPTION_PRIORITY: u8 = 4;
+
+/// Whether `t` ends a traceback: `ValueError: …` or `pkg.mod.SomeException` (a name
+/// ending in `Error`, `Exception`, `Interrupt` or `Exit`, then `:` or nothing) right
+/// after an indented line (a frame or its code).
+fn ends_traceback(t: &[u8], prev: Option<&[u8]>) -> bool {
+    if !prev.is_some_and(|p| matches!(p.first(), Some(b' ' | b'\t'))) {
+        return false;
+    }
+    let name = &t[..t.iter().position(|&c| c == b':').unwrap_or(t.len())];
+    name.first().is_some_and(u8::is_ascii_alphabetic)
+        && name
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+        && [&b"Error"[..], b"Exception", b"Interrupt", b"Exit"]
+            .iter()
+            .any(|e| name.ends_with(e))
+}
+
 /// The priority of the most salient word in `t` (0: not salient).
 pub(crate) fn salience(t: &[u8]) -> u8 {
     let s = salient();
@@ -356,6 +376,19 @@ pub(crate) fn apply_from(
             }
         }
     }
+    // The line that ends a traceback (its exception) goes first: with a small island
+    // budget, keeping a traceback's header and losing its cause is the worst choice.
+    for c in &mut cands {
+        let l = &middle[c.1];
+        let prev =
+            c.1.checked_sub(1)
+                .map(|k| &middle[k])
+                .filter(|p| p.marker.is_none())
+                .map(|p| &doc.buf[p.start..p.end]);
+        if ends_traceback(&doc.buf[l.start..l.end], prev) {
+            c.0 = EXCEPTION_PRIORITY;
+        }
+    }
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
 
     let marker_cost = 200 + SIZING_ID.len();
@@ -369,22 +402,29 @@ pub(crate) fn apply_from(
         if keep[i] || seen.contains(&key) {
             continue;
         }
-        let a = i.saturating_sub(ctx);
-        let b = (i + ctx).min(middle.len() - 1);
-        let cost: usize = (a..=b)
-            .filter(|&k| !keep[k])
-            .map(|k| {
-                let l = &middle[k];
-                if l.end - l.start > ISLAND_LINE_MAX {
-                    0
-                } else {
-                    doc.line_size(l)
-                }
-            })
-            .sum::<usize>()
-            + marker_cost;
+        let cost_of = |a: usize, b: usize| -> usize {
+            (a..=b)
+                .filter(|&k| !keep[k])
+                .map(|k| {
+                    let l = &middle[k];
+                    if l.end - l.start > ISLAND_LINE_MAX {
+                        0
+                    } else {
+                        doc.line_size(l)
+                    }
+                })
+                .sum::<usize>()
+                + marker_cost
+        };
+        let (mut a, mut b) = (i.saturating_sub(ctx), (i + ctx).min(middle.len() - 1));
+        let mut cost = cost_of(a, b);
         if used + cost > config.salient_bytes {
-            continue;
+            // No room for its context: the line alone, if that fits.
+            (a, b) = (i, i);
+            cost = cost_of(i, i);
+            if used + cost > config.salient_bytes {
+                continue;
+            }
         }
         for (k, slot) in keep.iter_mut().enumerate().take(b + 1).skip(a) {
             if middle[k].end - middle[k].start <= ISLAND_LINE_MAX && middle[k].marker.is_none() {
