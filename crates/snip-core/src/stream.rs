@@ -276,7 +276,7 @@ impl StreamCompressor {
             if last.marker.is_none() && last.eol == Eol::None {
                 let text = &doc.buf[last.start..last.end];
                 if terminal_render::overdrawn(text, next) {
-                    self.frames += u64::from(!text.iter().all(u8::is_ascii_whitespace));
+                    self.frames += u64::from(!terminal_render::is_blank(text));
                     lines.pop();
                 } else {
                     last.eol = self.eol();

@@ -1054,7 +1054,8 @@ fn overwrite(row: &mut Vec<u8>, col: usize, text: &[u8]) -> usize {
     end_col
 }
 
-fn is_blank(b: &[u8]) -> bool {
+/// Whether `b` shows nothing (ASCII whitespace only).
+pub(crate) fn is_blank(b: &[u8]) -> bool {
     b.iter().all(|c| c.is_ascii_whitespace())
 }
 
