@@ -1,5 +1,7 @@
 //! Byte-level text helpers: UTF-8-safe cuts and line splitting.
 
+use wide::u8x16;
+
 /// The largest index `<= i` that does not fall inside a UTF-8 code point of `b`
 /// (continuation bytes are skipped backwards, at most 3).
 pub fn floor_char_boundary(b: &[u8], i: usize) -> usize {
@@ -68,9 +70,7 @@ impl Iterator for CrLf<'_> {
             let block = &rest[..rest.len().min(32)];
             let mut m = 0u32;
             if let Ok(b) = <&[u8; 32]>::try_from(block) {
-                for (i, &c) in b.iter().enumerate() {
-                    m |= u32::from((c == b'\r') | (c == b'\n')) << i;
-                }
+                m = cr_lf_mask(b);
             } else {
                 for (i, &c) in block.iter().enumerate() {
                     m |= u32::from((c == b'\r') | (c == b'\n')) << i;
@@ -84,6 +84,19 @@ impl Iterator for CrLf<'_> {
         self.mask &= self.mask - 1;
         Some(self.base + i)
     }
+}
+
+/// Bit `i` set: `b[i]` is `\r` or `\n`. Two 16-byte compares and a byte mask
+/// (`pcmpeqb`/`pmovmskb` on x86-64); the same loop written over bytes is vectorised
+/// by the compiler into some 85 instructions of shuffles, against 16 here.
+#[inline]
+fn cr_lf_mask(b: &[u8; 32]) -> u32 {
+    let (lo, hi) = b.split_at(16);
+    let half = |h: &[u8]| {
+        let v = u8x16::new(h.try_into().expect("16 bytes"));
+        (v.simd_eq(u8x16::splat(b'\r')) | v.simd_eq(u8x16::splat(b'\n'))).to_bitmask()
+    };
+    half(lo) | (half(hi) << 16)
 }
 
 /// The bytes of every capture in `fixtures/corpus/` (the `.txt` files), for unit
