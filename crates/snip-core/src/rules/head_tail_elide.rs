@@ -55,21 +55,28 @@ const SALIENT: &[(&str, u8)] = &[
     ("warning", 1),
 ];
 
-/// The salient words in three spellings each (lower, Title, UPPER), matched as plain
-/// bytes. The patterns are split over two searchers of at most 64 patterns each, the
-/// most the SIMD (Teddy) searcher takes: two scans at memory speed beat one scan by
-/// a prefilter-less automaton by about ten times on logs.
+/// The salient words, found by one scan: the searcher holds their lowercase
+/// spellings and reads text with ASCII letters folded to lowercase, a chunk at a time;
+/// a match counts only if the original bytes are one of the three spellings (lower,
+/// Title, UPPER). One searcher of 25 patterns scans about twice as fast as the two of
+/// the 75 spellings it replaced (each SIMD (Teddy) searcher takes at most 64), and is
+/// built in less than half the time, which a process that compresses one tool result
+/// and exits pays in full.
 struct Salient {
-    groups: Vec<Searcher>,
-    /// Priority of pattern `k` of group `g` at `priority[g][k]`.
-    priority: Vec<Vec<u8>>,
+    searcher: Searcher,
+    /// Pattern `k`'s spellings: lower, Title and UPPER.
+    spellings: Vec<[Vec<u8>; 3]>,
+    /// Pattern `k`'s priority.
+    priority: Vec<u8>,
+    /// The longest pattern (bytes).
+    longest: usize,
 }
 
-/// One group's searcher. The packed (Teddy) searcher alone where the CPU has it: it
-/// is built in microseconds, which matters to a process that compresses one tool
-/// result and exits (building an Aho-Corasick DFA took 3.5 M of the 8.7 M instructions
-/// of a `snip hook claude-code` process on a 50 KB payload, callgrind).
-/// Elsewhere an Aho-Corasick automaton, leftmost-first like the packed searcher.
+/// The searcher. The packed (Teddy) searcher where the CPU has it: it is built in
+/// microseconds, which matters to a process that compresses one tool result and exits
+/// (building an Aho-Corasick DFA took 3.5 M of the 8.7 M instructions of a
+/// `snip hook claude-code` process on a 50 KB payload, callgrind). Elsewhere an
+/// Aho-Corasick automaton, leftmost-first like the packed searcher.
 enum Searcher {
     Packed(packed::Searcher),
     Automaton(AhoCorasick),
@@ -113,49 +120,75 @@ impl Searcher {
     }
 }
 
-/// Patterns per searcher (the packed searcher's limit is 64).
-const GROUP: usize = 40;
-
-/// Every spelling of every salient word with its priority, in search order.
-fn patterns() -> Vec<(String, u8)> {
-    let mut pats = Vec::new();
-    for (p, prio) in SALIENT {
-        let title = {
-            let mut c = p.chars();
-            c.next().map_or(String::new(), |f| {
-                f.to_ascii_uppercase().to_string() + c.as_str()
-            })
-        };
-        for v in [p.to_string(), title, p.to_ascii_uppercase()] {
-            pats.push((v, *prio));
-        }
+/// `word` in lower, Title and UPPER case.
+fn spellings(word: &str) -> [Vec<u8>; 3] {
+    let lower = word.as_bytes().to_vec();
+    let mut title = lower.clone();
+    if let Some(c) = title.first_mut() {
+        c.make_ascii_uppercase();
     }
-    pats
+    [lower, title, word.to_ascii_uppercase().into_bytes()]
 }
 
 fn salient() -> &'static Salient {
     static S: OnceLock<Salient> = OnceLock::new();
     S.get_or_init(|| {
-        let pats = patterns();
-        let mut groups = Vec::new();
-        let mut priority = Vec::new();
-        for chunk in pats.chunks(GROUP) {
-            let bytes: Vec<&[u8]> = chunk.iter().map(|(p, _)| p.as_bytes()).collect();
-            groups.push(Searcher::new(&bytes));
-            priority.push(chunk.iter().map(|(_, prio)| *prio).collect());
+        let words: Vec<&[u8]> = SALIENT.iter().map(|(w, _)| w.as_bytes()).collect();
+        Salient {
+            searcher: Searcher::new(&words),
+            spellings: SALIENT.iter().map(|(w, _)| spellings(w)).collect(),
+            priority: SALIENT.iter().map(|(_, p)| *p).collect(),
+            longest: words.iter().map(|w| w.len()).max().unwrap_or(1),
         }
-        Salient { groups, priority }
     })
+}
+
+/// Bytes folded and searched at a time (a stack buffer).
+const FOLD_CHUNK: usize = 4096;
+
+/// `dst[i]` = `src[i]` with ASCII `A`–`Z` made lowercase (an element-wise map, which
+/// the compiler vectorises).
+fn fold(src: &[u8], dst: &mut [u8]) {
+    for (d, &c) in dst.iter_mut().zip(src) {
+        *d = c | (u8::from(c.wrapping_sub(b'A') < 26) << 5);
+    }
+}
+
+/// `f(offset, priority)` for every salient word in `hay`, in offset order.
+fn each_salient(hay: &[u8], mut f: impl FnMut(usize, u8)) {
+    let s = salient();
+    let mut buf = [0u8; FOLD_CHUNK];
+    let mut at = 0;
+    loop {
+        let end = (at + FOLD_CHUNK).min(hay.len());
+        let src = &hay[at..end];
+        let folded = &mut buf[..src.len()];
+        fold(src, folded);
+        let last = end == hay.len();
+        // A match starting before `limit` ends inside this chunk; later ones are
+        // found by the next chunk, which starts at `limit`.
+        let limit = if last {
+            src.len()
+        } else {
+            src.len() + 1 - s.longest
+        };
+        s.searcher.each(folded, |start, k| {
+            let word = &src[start..start + s.spellings[k][0].len()];
+            if start < limit && s.spellings[k].iter().any(|w| w.as_slice() == word) {
+                f(at + start, s.priority[k]);
+            }
+        });
+        if last {
+            return;
+        }
+        at += limit;
+    }
 }
 
 /// Every salient word in `hay` as `(offset, priority)`, in offset order.
 pub(crate) fn salient_matches(hay: &[u8]) -> Vec<(usize, u8)> {
-    let s = salient();
     let mut out = Vec::new();
-    for (g, prio) in s.groups.iter().zip(&s.priority) {
-        g.each(hay, |start, k| out.push((start, prio[k])));
-    }
-    out.sort_unstable();
+    each_salient(hay, |at, prio| out.push((at, prio)));
     out
 }
 
@@ -181,11 +214,8 @@ fn ends_traceback(t: &[u8], prev: Option<&[u8]>) -> bool {
 
 /// The priority of the most salient word in `t` (0: not salient).
 pub(crate) fn salience(t: &[u8]) -> u8 {
-    let s = salient();
     let mut best = 0;
-    for (g, prio) in s.groups.iter().zip(&s.priority) {
-        g.each(t, |_, k| best = best.max(prio[k]));
-    }
+    each_salient(t, |_, prio| best = best.max(prio));
     best
 }
 
@@ -568,30 +598,102 @@ mod tests {
         let mut hays = crate::text::corpus_captures();
         assert!(hays.len() >= 20, "captures: {}", hays.len());
         // Short haystacks too (the packed searcher switches strategy below ~a vector).
-        hays.push(b"Error".to_vec());
-        hays.push(b"xFAILED: panic! warning".to_vec());
+        hays.push(b"error".to_vec());
+        hays.push(b"xfailed: panic! warning".to_vec());
         hays.push(Vec::new());
-        let pats = patterns();
-        let mut packed_groups = 0;
+        let words: Vec<&[u8]> = SALIENT.iter().map(|(w, _)| w.as_bytes()).collect();
+        let fast = Searcher::new(&words);
+        let slow = Searcher::automaton(&words);
         let mut total = 0;
-        for chunk in pats.chunks(GROUP) {
-            let bytes: Vec<&[u8]> = chunk.iter().map(|(p, _)| p.as_bytes()).collect();
-            let fast = Searcher::new(&bytes);
-            packed_groups += usize::from(matches!(fast, Searcher::Packed(_)));
-            let slow = Searcher::automaton(&bytes);
-            for hay in &hays {
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                fast.each(hay, |s, k| a.push((s, k)));
-                slow.each(hay, |s, k| b.push((s, k)));
-                assert_eq!(a, b);
-                total += a.len();
-            }
+        for hay in &hays {
+            let mut folded = vec![0; hay.len()];
+            fold(hay, &mut folded);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            fast.each(&folded, |s, k| a.push((s, k)));
+            slow.each(&folded, |s, k| b.push((s, k)));
+            assert_eq!(a, b);
+            total += a.len();
         }
         assert!(total > 100, "matches: {total}");
         // On x86-64 with SSSE3 or AVX2 (every CI machine) the packed searcher is used.
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("ssse3") {
-            assert_eq!(packed_groups, pats.chunks(GROUP).count());
+            assert!(matches!(fast, Searcher::Packed(_)));
         }
+    }
+
+    /// The matches a byte-by-byte reading gives: at each offset the first word whose
+    /// lowercase form equals the folded text there; it counts if the text spells it
+    /// in lower, Title or UPPER case, and the reading goes on after it either way.
+    fn reference(hay: &[u8]) -> Vec<(usize, u8)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < hay.len() {
+            let hit = SALIENT.iter().find(|(w, _)| {
+                hay.get(i..i + w.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(w.as_bytes()))
+            });
+            match hit {
+                Some((w, prio)) => {
+                    let t = &hay[i..i + w.len()];
+                    if spellings(w).iter().any(|s| s.as_slice() == t) {
+                        out.push((i, *prio));
+                    }
+                    i += w.len();
+                }
+                None => i += 1,
+            }
+        }
+        out
+    }
+
+    /// Chunked, folded matching equals [`reference`]: on every capture, and on
+    /// generated text whose words straddle the chunk boundaries in every case mix.
+    #[test]
+    fn salient_matches_equal_a_byte_by_byte_reading() {
+        for hay in crate::text::corpus_captures() {
+            assert_eq!(salient_matches(&hay), reference(&hay));
+        }
+        let mut next = crate::text::splitmix(11);
+        let pieces: &[&[u8]] = &[
+            b"error",
+            b"Error",
+            b"ERROR",
+            b"eRRor",
+            b"not found",
+            b"Not Found",
+            b"NOT FOUND",
+            b"segmentation fault",
+            b"Segmentation fault",
+            b"fail:",
+            b"FAILED",
+            b"failure",
+            b"Warning",
+            b"x",
+            b" ",
+            b"\n",
+            b"abc",
+            b"\xc3\xa9",
+        ];
+        for round in 0..40 {
+            let mut hay = Vec::new();
+            // Padding that moves the words across the 4,096-byte chunk edges.
+            hay.resize(FOLD_CHUNK - 20 + round, b'.');
+            while hay.len() < 3 * FOLD_CHUNK + 100 {
+                hay.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let got = salient_matches(&hay);
+            assert_eq!(got, reference(&hay), "round {round}");
+            assert!(!got.is_empty());
+        }
+    }
+
+    #[test]
+    fn salience_reads_three_spellings_only() {
+        assert_eq!(salience(b"ERROR: disk"), 3);
+        assert_eq!(salience(b"an Error here"), 3);
+        assert_eq!(salience(b"eRRor"), 0);
+        assert_eq!(salience(b"Warning: x"), 1);
+        assert_eq!(salience(b"plain"), 0);
     }
 }
