@@ -38,12 +38,17 @@ fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
     {
         return Kind::Other;
     }
-    let trimmed_start = t
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(t.len());
-    let indent = trimmed_start;
-    let s = &t[trimmed_start..];
+    let indent = indent(t);
+    let s = &t[indent..];
+    // After a line that is not part of a frame, only a frame start counts (a
+    // continuation there is read as `Other`), and an indented one starts with `F`
+    // (`  File "`), `[`, `a` (`at `) or a digit (a Rust frame number).
+    if prev == Kind::Other
+        && indent >= 1
+        && !matches!(s.first(), Some(b'F' | b'[' | b'a' | b'0'..=b'9'))
+    {
+        return Kind::Other;
+    }
     if t.starts_with(b"  File \"") || s.starts_with(b"[Previous line repeated") {
         return Kind::Start;
     }
@@ -80,6 +85,60 @@ fn classify(t: &[u8], prev: Kind, next: Option<&[u8]>) -> Kind {
     Kind::Other
 }
 
+/// The length of `t`'s leading ASCII whitespace. Indents are mostly spaces: they are
+/// counted eight at a time.
+fn indent(t: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(w) = t.get(i..i + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let other = w ^ 0x2020_2020_2020_2020;
+        if other != 0 {
+            i += (other.trailing_zeros() / 8) as usize;
+            break;
+        }
+        i += 8;
+    }
+    i + t[i..]
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(t.len() - i)
+}
+
+/// Whether line `k` of `doc` is plainly not part of a frame: a marker, empty, or
+/// starting with a visible byte other than `[` without a tab-indented line after it
+/// (which only a Go function line has). [`classify`] returns `Other` for these.
+fn plain(doc: &Doc<'_>, k: usize) -> bool {
+    let lines = &doc.lines;
+    let l = &lines[k];
+    if l.marker.is_some() || l.end == l.start {
+        return true;
+    }
+    let c = doc.buf[l.start];
+    if c.is_ascii_whitespace() || c == b'[' {
+        return false;
+    }
+    lines.get(k + 1).is_none_or(|n| {
+        n.marker.is_some() || doc.buf.get(n.start) != Some(&b'\t') || n.end == n.start
+    })
+}
+
+/// The most lines in a row that are not [`plain`]. A run of `n` frames spans at least
+/// `n` such lines, so a document whose longest stretch is shorter has no run to
+/// elide, and is not classified line by line (most outputs: a look at each line's
+/// first byte instead of [`classify`]).
+fn longest_unplain_stretch(doc: &Doc<'_>) -> usize {
+    let (mut longest, mut stretch) = (0, 0);
+    for k in 0..doc.lines.len() {
+        if plain(doc, k) {
+            stretch = 0;
+        } else {
+            stretch += 1;
+            longest = longest.max(stretch);
+        }
+    }
+    longest
+}
+
 /// Calls `f(kind)` for every line of `doc`, in order: each line classified with
 /// the kind of the line before it and the text of the line after it.
 fn for_each_kind(doc: &Doc<'_>, mut f: impl FnMut(Kind)) {
@@ -114,6 +173,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
     // One pass classifies every line and measures the longest run of frames; most
     // documents hold no run long enough to elide, and nothing is rebuilt for them.
     let need = keep_head + keep_tail + 1;
+    if longest_unplain_stretch(doc) <= need {
+        return (0, 0);
+    }
     let mut kinds = Vec::with_capacity(n);
     let mut longest = 0usize;
     let mut starts_in_run = 0usize;
@@ -180,4 +242,84 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         doc.lines = out;
     }
     (frames_elided, lines_elided)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `frames` frames of one language's traceback, between a header and an
+    /// exception line, each frame drawn by `frame(i)`.
+    fn traceback(header: &str, frame: impl Fn(usize) -> String, last: &str) -> String {
+        let mut s = format!("log line before\n{header}\n");
+        for i in 0..60 {
+            s.push_str(&frame(i));
+        }
+        s.push_str(last);
+        s.push_str("\nlog line after\n");
+        s
+    }
+
+    fn elided(input: &str) -> (u64, String) {
+        let mut doc = Doc::from_raw(input.as_bytes());
+        let raw = RawIndex::new(input.as_bytes());
+        let (frames, _) = apply(&mut doc, &Config::default(), &raw);
+        let out = doc.render(None);
+        (frames, String::from_utf8(out).expect("utf-8"))
+    }
+
+    /// Every language's frames are elided to the configured ends (6 + 12 of 60), the
+    /// header and the exception kept: the first-byte filter that spares plain output
+    /// the line-by-line reading lets every kind of frame line through.
+    #[test]
+    fn every_language_s_frames_are_elided() {
+        let cases = [
+            traceback(
+                "Traceback (most recent call last):",
+                |i| format!("  File \"/app/m.py\", line {i}, in f\n    f(x)\n"),
+                "KeyError: 'k'",
+            ),
+            traceback(
+                "Exception in thread \"main\" java.lang.StackOverflowError",
+                |i| format!("\tat com.example.F.f(F.java:{i})\n"),
+                "Caused by: java.lang.IllegalStateException",
+            ),
+            traceback(
+                "RangeError: Maximum call stack size exceeded",
+                |i| format!("    at f (/app/index.js:{i}:5)\n"),
+                "Node.js v20.0.0",
+            ),
+            traceback(
+                "stack backtrace:",
+                |i| format!("  {i}: app::f\n             at ./src/main.rs:{i}:5\n"),
+                "note: Some details are omitted",
+            ),
+            traceback(
+                "goroutine 1 [running]:",
+                |i| format!("main.f(0x{i:x})\n\t/app/main.go:{i} +0x1d\n"),
+                "exit status 2",
+            ),
+        ];
+        for (k, input) in cases.iter().enumerate() {
+            let (frames, out) = elided(input);
+            // A Rust frame's `at path` line counts as a frame of its own (as a JVM
+            // or Node `at` line does): 120 counted, 6 + 12 kept.
+            let want = if k == 3 { 120 - 6 - 12 } else { 60 - 6 - 12 };
+            assert_eq!(frames, want, "{input}");
+            assert!(out.contains("traceback frames"), "{out}");
+            let first = input.lines().nth(1).expect("header");
+            let last = input.lines().rev().nth(1).expect("last");
+            assert!(out.contains(first) && out.contains(last), "{out}");
+        }
+    }
+
+    /// Frame-like lines broken up by plain ones are no run: nothing is elided.
+    #[test]
+    fn interrupted_frames_are_left_alone() {
+        let mut s = String::new();
+        for i in 0..200 {
+            s.push_str(&format!("    at f (/app/index.js:{i}:5)\nplain {i}\n"));
+        }
+        assert_eq!(elided(&s).0, 0);
+    }
 }
