@@ -83,7 +83,7 @@ impl<'a> Doc<'a> {
         let mut lines = Vec::with_capacity(memchr::memchr_iter(b'\n', input).count() + 1);
         let mut start = 0usize;
         let mut n: u32 = first_line;
-        for nl in memchr::memchr_iter(b'\n', input) {
+        for nl in crate::text::Newlines::new(input) {
             let (end, eol) = if nl > start && input[nl - 1] == b'\r' {
                 (nl - 1, Eol::CrLf)
             } else {
@@ -190,11 +190,19 @@ impl<'a> Doc<'a> {
     }
 
     /// Size of one line as rendered (placeholder id for markers), ending included.
+    #[inline]
     pub(crate) fn line_size(&self, l: &Line) -> usize {
         (match l.marker {
-            Some(i) => self.markers[i as usize].render(Some(SIZING_ID)).len(),
+            Some(i) => self.marker_size(i),
             None => l.end - l.start,
         }) + l.eol.bytes().len()
+    }
+
+    /// Size of marker `i` as rendered with a placeholder id, ending excluded.
+    #[cold]
+    #[inline(never)]
+    fn marker_size(&self, i: u32) -> usize {
+        self.markers[i as usize].render(Some(SIZING_ID)).len()
     }
 
     /// Renders the document; markers quote `id` when the original is retained.
@@ -260,7 +268,7 @@ impl<'a> RawIndex<'a> {
     pub(crate) fn new(input: &[u8]) -> RawIndex<'static> {
         let mut starts = Vec::with_capacity(input.len() / 48 + 2);
         starts.push(0);
-        starts.extend(memchr::memchr_iter(b'\n', input).map(|i| i + 1));
+        starts.extend(crate::text::Newlines::new(input).map(|i| i + 1));
         RawIndex::Full {
             starts,
             len: input.len(),
@@ -269,7 +277,9 @@ impl<'a> RawIndex<'a> {
 
     /// The index of an input of `len` bytes from its line starts (0, then the offset
     /// after each `\n`, in order), as a scan that already passed every `\n` collected
-    /// them: the same index as [`RawIndex::new`], without a second scan.
+    /// them: the same index as [`RawIndex::new`], without a second scan. The last
+    /// start may be left out when it is `len` (after a final `\n`): a start past the
+    /// list reads as the input's end.
     pub(crate) fn from_starts(starts: Vec<usize>, len: usize) -> RawIndex<'static> {
         debug_assert_eq!(starts.first(), Some(&0));
         RawIndex::Full { starts, len }
@@ -321,6 +331,35 @@ impl<'a> RawIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The starts of [`Doc::from_raw`]'s lines make the same index as a scan (the
+    /// pipeline's plain-text path builds it so).
+    #[test]
+    fn index_from_line_starts_agrees_with_a_scan() {
+        for input in [
+            &b""[..],
+            b"a",
+            b"a\n",
+            b"\n\n",
+            b"a\r\nbb\n\nccc",
+            b"x\ny\n",
+        ] {
+            let mut starts: Vec<usize> =
+                Doc::from_raw(input).lines.iter().map(|l| l.start).collect();
+            if starts.is_empty() {
+                starts.push(0);
+            }
+            let (a, b) = (
+                RawIndex::from_starts(starts, input.len()),
+                RawIndex::new(input),
+            );
+            for first in 0..6 {
+                for last in first..6 {
+                    assert_eq!(a.bytes(first, last), b.bytes(first, last), "{input:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn anchored_index_agrees_with_full() {

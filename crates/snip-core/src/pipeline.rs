@@ -400,9 +400,9 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
     }
     // Here the input holds a frame control or a cursor escape, or neither escapes nor
     // frame controls (nothing to render).
+    // Line starts are collected for an input that may need lossy markers.
+    let starts = first_line == 0 && input.len() > config.max_bytes;
     let rendered = if escapes_seen || frame_controls {
-        // Line starts are collected for an input that may need lossy markers.
-        let starts = first_line == 0 && input.len() > config.max_bytes;
         terminal_render::render_applicable(input, first_line, controls, starts)
     } else {
         None
@@ -416,7 +416,19 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
             r.escapes_removed,
             r.line_starts,
         ),
-        None => (Doc::from_raw_at(input, first_line), true, 0, 0, 0, None),
+        None => {
+            let doc = Doc::from_raw_at(input, first_line);
+            // Nothing rendered: the lines start where the input's lines do (a last
+            // start at the input's end, after a final `\n`, is implied).
+            let starts = starts.then(|| {
+                let mut s: Vec<usize> = doc.lines.iter().map(|l| l.start).collect();
+                if s.is_empty() {
+                    s.push(0);
+                }
+                s
+            });
+            (doc, true, 0, 0, 0, starts)
+        }
     };
     let stripped = if escapes_seen {
         ansi_strip::apply(&mut doc)

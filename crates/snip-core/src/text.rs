@@ -31,24 +31,29 @@ pub fn strip_ansi(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     crate::rules::ansi_strip::strip(b)
 }
 
-/// The offsets of every `\r` and `\n` in a byte string, in order: what
-/// `memchr::memchr2_iter(b'\r', b'\n', input)` yields, faster where they are dense.
-/// Progress output redraws every few dozen bytes; a search call per byte found costs
-/// more there than building a 32-bit mask of each 32-byte block (which the compiler
-/// turns into vector compares) and taking its set bits.
-pub(crate) struct CrLf<'a> {
+/// The offsets of every `\n` (and, with `CR`, every `\r`) in a byte string, in
+/// order: what `memchr::memchr_iter(b'\n', input)` (or `memchr2_iter(b'\r', b'\n',
+/// input)`) yields, faster where they are dense. Text lines are a few dozen bytes and
+/// progress output redraws as often; a search call per byte found costs more there
+/// (~70 instructions) than a 32-bit mask of each 32-byte block, taken bit by bit.
+pub(crate) struct Hits<'a, const CR: bool> {
     input: &'a [u8],
     /// Start of the next block to load.
     next: usize,
     /// Start of the block whose mask is `mask`.
     base: usize,
-    /// Bit `i`: byte `base + i` is `\r` or `\n` and not yet yielded.
+    /// Bit `i`: byte `base + i` is a byte sought and not yet yielded.
     mask: u32,
 }
 
-impl<'a> CrLf<'a> {
-    pub(crate) fn new(input: &'a [u8]) -> CrLf<'a> {
-        CrLf {
+/// Offsets of every `\r` and `\n`.
+pub(crate) type CrLf<'a> = Hits<'a, true>;
+/// Offsets of every `\n`.
+pub(crate) type Newlines<'a> = Hits<'a, false>;
+
+impl<'a, const CR: bool> Hits<'a, CR> {
+    pub(crate) fn new(input: &'a [u8]) -> Hits<'a, CR> {
+        Hits {
             input,
             next: 0,
             base: 0,
@@ -57,7 +62,7 @@ impl<'a> CrLf<'a> {
     }
 }
 
-impl Iterator for CrLf<'_> {
+impl<const CR: bool> Iterator for Hits<'_, CR> {
     type Item = usize;
 
     #[inline]
@@ -70,10 +75,10 @@ impl Iterator for CrLf<'_> {
             let block = &rest[..rest.len().min(32)];
             let mut m = 0u32;
             if let Ok(b) = <&[u8; 32]>::try_from(block) {
-                m = cr_lf_mask(b);
+                m = mask::<CR>(b);
             } else {
                 for (i, &c) in block.iter().enumerate() {
-                    m |= u32::from((c == b'\r') | (c == b'\n')) << i;
+                    m |= u32::from((CR && c == b'\r') | (c == b'\n')) << i;
                 }
             }
             self.base = self.next;
@@ -86,15 +91,20 @@ impl Iterator for CrLf<'_> {
     }
 }
 
-/// Bit `i` set: `b[i]` is `\r` or `\n`. Two 16-byte compares and a byte mask
-/// (`pcmpeqb`/`pmovmskb` on x86-64); the same loop written over bytes is vectorised
-/// by the compiler into some 85 instructions of shuffles, against 16 here.
+/// Bit `i` set: `b[i]` is `\n` (or, with `CR`, `\r`). 16-byte compares and a byte
+/// mask (`pcmpeqb`/`pmovmskb` on x86-64); the same loop written over bytes is
+/// vectorised by the compiler into some 85 instructions of shuffles, against 16 here.
 #[inline]
-fn cr_lf_mask(b: &[u8; 32]) -> u32 {
+fn mask<const CR: bool>(b: &[u8; 32]) -> u32 {
     let (lo, hi) = b.split_at(16);
     let half = |h: &[u8]| {
         let v = u8x16::new(h.try_into().expect("16 bytes"));
-        (v.simd_eq(u8x16::splat(b'\r')) | v.simd_eq(u8x16::splat(b'\n'))).to_bitmask()
+        let lf = v.simd_eq(u8x16::splat(b'\n'));
+        if CR {
+            (lf | v.simd_eq(u8x16::splat(b'\r'))).to_bitmask()
+        } else {
+            lf.to_bitmask()
+        }
     };
     half(lo) | (half(hi) << 16)
 }
@@ -130,9 +140,10 @@ pub(crate) fn splitmix(mut seed: u64) -> impl FnMut() -> u64 {
 mod tests {
     use super::*;
 
-    /// `CrLf` yields exactly what `memchr2_iter` yields, at every length and density.
+    /// `CrLf` and `Newlines` yield exactly what `memchr2_iter` and `memchr_iter`
+    /// yield, at every length and density.
     #[test]
-    fn cr_lf_offsets_match_memchr2() {
+    fn offsets_match_memchr() {
         let mut next = splitmix(3);
         for len in (0..200).chain([1000, 4096, 65_537]) {
             for density in [2u64, 5, 40, 1000] {
@@ -146,6 +157,12 @@ mod tests {
                 let want: Vec<usize> = memchr::memchr2_iter(b'\r', b'\n', &input).collect();
                 assert_eq!(
                     CrLf::new(&input).collect::<Vec<_>>(),
+                    want,
+                    "{len} {density}"
+                );
+                let want: Vec<usize> = memchr::memchr_iter(b'\n', &input).collect();
+                assert_eq!(
+                    Newlines::new(&input).collect::<Vec<_>>(),
                     want,
                     "{len} {density}"
                 );
