@@ -276,8 +276,7 @@ pub(crate) fn apply_from(
     let eol_len = eol.bytes().len();
     let size = |k: usize| doc.line_size(&src[k]);
 
-    // Head: whole lines, then possibly a cut line.
-    let mut head: Vec<Line> = Vec::new();
+    // Head: whole lines (`src[..h]`), then possibly a cut line (`head_cut`).
     let mut acc = 0;
     let mut h = 0;
     while h < n {
@@ -286,23 +285,24 @@ pub(crate) fn apply_from(
             break;
         }
         acc += s;
-        head.push(src[h]);
         h += 1;
     }
+    let mut head_cut: Option<Line> = None;
     let mut mid_first: Option<Line> = None;
     if h < n && src[h].marker.is_none() && config.head_bytes.saturating_sub(acc) > 256 {
         let l = src[h];
         let want = config.head_bytes - acc - eol_len;
         let cut = l.start + crate::text::floor_char_boundary(&doc.buf[l.start..l.end], want);
         if cut > l.start && cut < l.end {
-            head.push(Line { end: cut, eol, ..l });
+            head_cut = Some(Line { end: cut, eol, ..l });
             mid_first = Some(Line { start: cut, ..l });
         }
     }
 
-    // Tail: whole lines from the end, not crossing the head.
+    // Tail: possibly a cut line (`tail_cut`), then whole lines from the end
+    // (`src[t..]`), not crossing the head.
     let lo = h + usize::from(mid_first.is_some());
-    let mut tail: Vec<Line> = Vec::new();
+    let mut tail_cut: Option<Line> = None;
     let mut acc = 0;
     let mut t = n;
     while t > lo {
@@ -326,7 +326,7 @@ pub(crate) fn apply_from(
             let cut =
                 l.start + crate::text::ceil_char_boundary(&doc.buf[l.start..l.end], len - want);
             if cut > l.start && cut < l.end {
-                tail.push(Line { start: cut, ..l });
+                tail_cut = Some(Line { start: cut, ..l });
                 mid_last = Some(Line {
                     end: cut,
                     eol: Eol::None,
@@ -335,12 +335,12 @@ pub(crate) fn apply_from(
             }
         }
     }
-    tail.extend_from_slice(&src[t..]);
+    let tail = &src[t..];
 
     // The middle, as lines (with the cut pieces).
-    let mut middle: Vec<Line> = Vec::new();
     let whole_from = lo;
     let whole_to = if mid_last.is_some() { t - 1 } else { t };
+    let mut middle: Vec<Line> = Vec::with_capacity(whole_to.saturating_sub(whole_from) + 2);
     if let Some(m) = mid_first {
         if let (Some(ml), true) = (mid_last, whole_to < whole_from) {
             // One line cut at both ends.
@@ -364,9 +364,11 @@ pub(crate) fn apply_from(
     // Salient candidates in the middle: one scan over the middle's bytes (lines are in
     // buffer order), matches mapped back to lines.
     let mut cands: Vec<(u8, usize)> = Vec::new();
-    let text_lines: Vec<usize> = (0..middle.len())
-        .filter(|&i| middle[i].marker.is_none() && middle[i].end > middle[i].start)
-        .collect();
+    let mut text_lines: Vec<usize> = Vec::with_capacity(middle.len());
+    text_lines.extend(
+        (0..middle.len())
+            .filter(|&i| middle[i].marker.is_none() && middle[i].end > middle[i].start),
+    );
     let ordered = text_lines
         .windows(2)
         .all(|w| middle[w[0]].end <= middle[w[1]].start);
@@ -469,8 +471,11 @@ pub(crate) fn apply_from(
 
     // Build: head, gaps and islands, tail; shrink islands if over the budget.
     loop {
-        let mut out: Vec<Line> = Vec::with_capacity(head.len() + tail.len() + 16);
-        out.extend_from_slice(&head);
+        // Each kept line, and a marker at most before each and after the last.
+        let kept = keep.iter().filter(|&&k| k).count();
+        let mut out: Vec<Line> = Vec::with_capacity(h + tail.len() + 2 * kept + 3);
+        out.extend_from_slice(&src[..h]);
+        out.extend(head_cut);
         let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
@@ -534,7 +539,8 @@ pub(crate) fn apply_from(
             gaps += 1;
             i = j;
         }
-        out.extend_from_slice(&tail);
+        out.extend(tail_cut);
+        out.extend_from_slice(tail);
         let footer: usize = doc
             .footer
             .iter()
