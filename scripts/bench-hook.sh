@@ -4,9 +4,9 @@
 #     (store writes and ledger included) against `cat` on the same payload: each
 #     spawned directly (posix_spawn, stdin from the payload file), all of them in
 #     turn so that a noisy neighbour hits each alike; medians of wall time, CPU time
-#     and page faults. Three builds of snip: dynamic (`cargo build --release`), and
-#     on *-linux-gnu static-pie and static no-pie (what scripts/install.sh builds, by
-#     default and with --no-pie). With hyperfine (Debian package) also its figures
+#     and page faults. Three builds of snip, all with the `dist` profile: dynamic
+#     (scripts/install.sh --dynamic), and on *-linux-gnu static-pie and static no-pie
+#     (what scripts/install.sh builds, by default and with --no-pie). With hyperfine (Debian package) also its figures
 #     for the dynamic build.
 #  2. `snip` itself (the filter, storing included) the same way on the payload's
 #     `stdout`: the 50 KB `cargo test` log as plain text.
@@ -16,8 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS="${RUNS:-300}"
-cargo build --quiet --locked --release -p snip-cli --bin snip
-SNIP="$PWD/target/release/snip"
+# Every build with the `dist` profile, as scripts/install.sh builds.
+cargo build --quiet --locked --profile dist -p snip-cli --bin snip
+SNIP="$PWD/target/dist/snip"
 builds=("dynamic=$SNIP")
 host="$(rustc -vV | sed -n 's/^host: //p')"
 case "$host" in
@@ -25,12 +26,12 @@ case "$host" in
         # The flags of scripts/install.sh; an explicit --target keeps them off build
         # scripts and proc-macros.
         RUSTFLAGS="-C target-feature=+crt-static" \
-            cargo build --quiet --locked --release -p snip-cli --bin snip --target "$host"
-        builds+=("static=$PWD/target/$host/release/snip")
+            cargo build --quiet --locked --profile dist -p snip-cli --bin snip --target "$host"
+        builds+=("static=$PWD/target/$host/dist/snip")
         RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
             CARGO_TARGET_DIR=target/no-pie \
-            cargo build --quiet --locked --release -p snip-cli --bin snip --target "$host"
-        builds+=("static-no-pie=$PWD/target/no-pie/$host/release/snip")
+            cargo build --quiet --locked --profile dist -p snip-cli --bin snip --target "$host"
+        builds+=("static-no-pie=$PWD/target/no-pie/$host/dist/snip")
         ;;
 esac
 work="$(mktemp -d)"
@@ -61,8 +62,6 @@ print(f"hyperfine median: cat {cat:.3f} ms, snip hook claude-code (dynamic) {hoo
 PY
 fi
 
-# Each command spawned directly (posix_spawn: no shell in between), in turn; a fresh
-# page costs ~2.4 us on this VM, so for a process this short faults are time.
 # Each command spawned directly (posix_spawn: no shell in between), in turn; a fresh
 # page costs ~2.4 us on this VM, so for a process this short faults are time.
 spawned() { # INPUT LABEL ARGS... (after each build's path), then builds

@@ -12,20 +12,25 @@
 #   --no-pie    static and not position-independent: nothing to relocate at start-up
 #               (1.81 ms in the same measurement), but the executable's own code and
 #               data sit at a fixed address (no ASLR for them; as Go builds by default)
-#   --dynamic   a plain `cargo install --locked --path crates/snip-cli`
+#   --dynamic   `cargo install --locked --profile dist --path crates/snip-cli`
 #   other options go to `cargo install`, e.g. --root DIR, --debug, --bin snip
+#   (--debug or --profile replace the default `--profile dist`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=static
+# The `dist` profile (whole-program LTO, see Cargo.toml) unless the caller picks one.
+profile=(--profile dist)
 args=()
 for a in "$@"; do
     case "$a" in
         --no-pie) mode=no-pie ;;
         --dynamic) mode=dynamic ;;
+        --debug | --profile | --profile=*) profile=(); args+=("$a") ;;
         *) args+=("$a") ;;
     esac
 done
+args=("${profile[@]}" ${args[@]+"${args[@]}"})
 
 host="$(rustc -vV | sed -n 's/^host: //p')"
 flags=()
