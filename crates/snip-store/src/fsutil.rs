@@ -27,13 +27,17 @@ pub fn normalize(path: &Path) -> PathBuf {
 }
 
 /// Creates `dir` (and missing parents) with mode 0700, then checks it: it must be a
-/// real directory (not a symlink) owned by this user. A directory of ours with group
-/// or other permission bits is tightened to 0700.
+/// real directory (not a symlink) owned by this user, and not writable by others (who
+/// could then swap its files; group write is left alone, as `umask 002` gives it). With `tighten` (a directory snip made for
+/// itself, like `objects/`), group and other bits are cleared to 0700; without it (the
+/// directory the user named, which may be `$HOME` or a shared one) its mode is never
+/// changed: files in it are 0600 and originals sit in the 0700 `objects/`.
 ///
 /// # Errors
-/// [`StoreError::Refused`] for a symlink, a non-directory or a foreign owner;
-/// [`StoreError::Io`] when it cannot be created or inspected.
-pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
+/// [`StoreError::Refused`] for a symlink, a non-directory, a foreign owner or (without
+/// `tighten`) a directory others can write to; [`StoreError::Io`] when it cannot be
+/// created or inspected.
+pub fn ensure_private_dir(dir: &Path, tighten: bool) -> Result<(), StoreError> {
     let md = match fs::symlink_metadata(dir) {
         Ok(md) => md,
         Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -63,9 +67,14 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
             md.uid()
         )));
     }
-    if md.mode() & 0o077 != 0 {
+    if tighten && md.mode() & 0o077 != 0 {
         fs::set_permissions(dir, fs::Permissions::from_mode(DIR_MODE))
             .ctx("set mode 0700 on", dir)?;
+    } else if !tighten && md.mode() & 0o002 != 0 {
+        return Err(refuse(format!(
+            "other users can write to it (mode {:04o})",
+            md.mode() & 0o7777
+        )));
     }
     Ok(())
 }

@@ -123,9 +123,9 @@ impl Store {
                 reason: "it contains a '..' component (give the directory it leads to)".into(),
             });
         }
-        fsutil::ensure_private_dir(&dir)?;
+        fsutil::ensure_private_dir(&dir, false)?;
         let objects = dir.join("objects");
-        fsutil::ensure_private_dir(&objects)?;
+        fsutil::ensure_private_dir(&objects, true)?;
         let key = Key::load_or_create(&dir)?;
         Ok(Store {
             opts: StoreOptions {

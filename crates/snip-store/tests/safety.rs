@@ -46,13 +46,44 @@ fn directories_are_0700_and_files_0600() {
 }
 
 #[test]
-fn an_existing_open_directory_of_ours_is_tightened() {
+fn an_existing_readable_directory_keeps_its_mode_and_its_originals_are_private() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     fs::create_dir(&dir).unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let store = Store::open(&StoreOptions::in_dir(&dir)).unwrap();
+    store.put(b"an original").unwrap();
+    // The directory the user named (it may be $HOME) is not changed; what snip made
+    // in it is private.
+    assert_eq!(mode(&dir), 0o755);
+    assert_eq!(mode(&dir.join("objects")), 0o700);
+    assert_eq!(mode(&dir.join("key")), 0o600);
+    // objects/ is snip's own: loosened, it is tightened again.
+    fs::set_permissions(dir.join("objects"), fs::Permissions::from_mode(0o755)).unwrap();
     Store::open(&StoreOptions::in_dir(&dir)).unwrap();
-    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("objects")), 0o700);
+}
+
+#[test]
+fn a_directory_others_can_write_to_is_refused_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    for m in [0o777, 0o1777, 0o703] {
+        let dir = tmp.path().join(format!("shared-{m:o}"));
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(m)).unwrap();
+        let err = Store::open(&StoreOptions::in_dir(&dir)).unwrap_err();
+        assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+        assert!(
+            err.to_string().contains("other users can write to it"),
+            "{err}"
+        );
+        assert_eq!(mode(&dir), m, "mode changed");
+        assert_eq!(
+            fs::read_dir(&dir).unwrap().count(),
+            0,
+            "something was created"
+        );
+    }
 }
 
 #[test]
