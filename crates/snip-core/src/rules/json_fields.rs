@@ -144,15 +144,75 @@ pub fn looks_like_json(input: &[u8]) -> bool {
 /// lines, which cutting between lines would break: `{` or `[` after optional
 /// whitespace, and a first non-blank line that is not a JSON value by itself (JSON
 /// Lines are one document per line, and stay valid when cut between lines).
+/// Logs whose lines start with `[` (`[INFO] …`, `[2024-01-01 12:00:00] …`,
+/// `[1/3] Building`) are not: the first token after the bracket must be one JSON
+/// allows there.
 pub fn opens_multiline_document(head: &[u8]) -> bool {
     let Some(p) = head.iter().position(|b| !is_ws(*b)) else {
         return false;
     };
-    if !matches!(head[p], b'{' | b'[') {
+    if !matches!(head[p], b'{' | b'[') || !starts_json_value(&head[p..]) {
         return false;
     }
     let end = memchr::memchr(b'\n', &head[p..]).map_or(head.len(), |k| p + k);
     !is_json(&head[p..end])
+}
+
+/// Whether `b` (starting with `{` or `[`) begins as JSON does: after `{` a string key
+/// and `:` or `}`; after `[` a value (a number, string or literal followed by `,`, `]`
+/// or whitespace, or an object, array or `]`). What follows is not checked; running
+/// out of bytes counts as a yes.
+fn starts_json_value(b: &[u8]) -> bool {
+    let skip = |i: usize| i + b[i..].iter().take_while(|c| is_ws(**c)).count();
+    let i = skip(1);
+    let Some(&c) = b.get(i) else { return true };
+    // The end of a string token starting at `i` (after its closing quote).
+    let string_end = |i: usize| {
+        let mut k = i + 1;
+        while k < b.len() {
+            match b[k] {
+                b'\\' => k += 2,
+                b'"' => return Some(k + 1),
+                b'\n' => return None,
+                _ => k += 1,
+            }
+        }
+        Some(b.len())
+    };
+    let followed_by = |k: usize, ok: &[u8]| {
+        let k = skip(k);
+        k >= b.len() || ok.contains(&b[k])
+    };
+    if b[0] == b'{' {
+        return match c {
+            b'}' => true,
+            b'"' => string_end(i).is_some_and(|k| followed_by(k, b":")),
+            _ => false,
+        };
+    }
+    match c {
+        b'{' | b'[' | b']' => true,
+        b'"' => string_end(i).is_some_and(|k| followed_by(k, b",]")),
+        b'-' | b'0'..=b'9' => {
+            let n = b[i..]
+                .iter()
+                .take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .count();
+            // `2024-01-01` and `1.2.3` are not numbers; JSON's grammar is checked by
+            // the full parse, this only tells dates and versions apart.
+            let num = &b[i..i + n];
+            num.iter().filter(|&&c| c == b'-').count() <= 2
+                && num.iter().filter(|&&c| c == b'.').count() <= 1
+                && !num[1..]
+                    .windows(2)
+                    .any(|w| w[0].is_ascii_digit() && w[1] == b'-')
+                && followed_by(i + n, b",]")
+        }
+        b't' | b'f' | b'n' => [&b"true"[..], b"false", b"null"]
+            .iter()
+            .any(|w| b[i..].starts_with(w) && followed_by(i + w.len(), b",]")),
+        _ => false,
+    }
 }
 
 /// Full check: is `input` what [`apply`] accepts, i.e. one JSON document, or JSON Lines
@@ -1811,5 +1871,46 @@ mod tests {
         let mut again = Vec::new();
         decode(&e, &mut again);
         assert_eq!(again, d);
+    }
+}
+
+#[cfg(test)]
+mod document_start_tests {
+    use super::opens_multiline_document;
+
+    /// Logs that start with a bracket stream as text; JSON documents that span lines
+    /// are read whole.
+    #[test]
+    fn bracketed_logs_are_not_documents() {
+        for log in [
+            &b"[INFO] Scanning for projects...\n[INFO] Building x\n"[..],
+            b"[2024-01-01 12:00:00] worker.0 INFO processed\n",
+            b"[1/3] Building CXX object a.o\n",
+            b"[12:00:01] start\n",
+            b"[ERROR] Failed to execute goal\n",
+            b"{not json} at all\n",
+            b"[\"unterminated\n",
+        ] {
+            assert!(
+                !opens_multiline_document(log),
+                "{}",
+                String::from_utf8_lossy(log)
+            );
+        }
+        for doc in [
+            &b"[\n  {\n    \"a\": 1\n"[..],
+            b"{\n  \"packages\": [\n",
+            b"[1, 2,\n 3]\n",
+            b"[-1.5e-3,\n",
+            b"[\"a\", \"b\",\n",
+            b"[true,\n",
+            b"  {\"k\": [1,\n",
+        ] {
+            assert!(
+                opens_multiline_document(doc),
+                "{}",
+                String::from_utf8_lossy(doc)
+            );
+        }
     }
 }
