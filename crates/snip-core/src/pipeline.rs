@@ -180,7 +180,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             size = doc.size();
         }
         if size > config.max_bytes {
-            if let Some(s) = elide_within_budget(&mut doc, config, raw, l.raw_offsets) {
+            if let Some(s) = elide_within_budget(&mut doc, config, raw, l.raw_offsets, true) {
                 size = s;
             }
         }
@@ -231,7 +231,8 @@ fn json_lines_elided(
     let mut doc = Doc::from_raw(&text);
     let raw = RawIndex::new(input);
     let mut rules: Vec<RuleReport> = report.into_iter().collect();
-    elide_within_budget(&mut doc, config, &raw, false);
+    // Whole lines only: a line cut to fit would not be a JSON document.
+    elide_within_budget(&mut doc, config, &raw, false, false);
     rules.extend(elision_report(&doc));
     let output = doc.render(retained_id(&retention));
     Outcome {
@@ -253,6 +254,7 @@ fn elide_within_budget(
     config: &Config,
     raw: &RawIndex,
     raw_offsets: bool,
+    cut_lines: bool,
 ) -> Option<usize> {
     let mut cfg = config.clone();
     for attempt in 0..8 {
@@ -270,7 +272,7 @@ fn elide_within_budget(
             markers: doc.markers.clone(),
             footer: doc.footer.clone(),
         };
-        if !head_tail_elide::apply_from(&mut trial, &doc.lines, &cfg, raw, raw_offsets) {
+        if !head_tail_elide::apply_from(&mut trial, &doc.lines, &cfg, raw, raw_offsets, cut_lines) {
             continue;
         }
         let size = trial.size();

@@ -726,3 +726,30 @@ fn deeply_nested_string_is_restored_by_byte_range() {
     assert!(text.contains("mode=\\\"bytes\\\", start="), "{text}");
     assert!(!text.contains("field="), "{text}");
 }
+
+/// JSON Lines of long lines over the budget: whole lines kept or elided, never a line
+/// cut to fit (every line but the markers is a document).
+#[test]
+fn json_lines_are_never_cut_inside_a_line() {
+    let input: String = (0..50)
+        .map(|i| {
+            format!(
+                "{}\n",
+                serde_json::json!({"ts": i, "msg": "m".repeat(2000)})
+            )
+        })
+        .collect();
+    let config = Config::default();
+    let out = snip_core::compress(input.as_bytes(), &config, &mut snip_core::NoStore);
+    assert!(out.changed && out.output.len() <= config.max_bytes);
+    let text = String::from_utf8(out.output).unwrap();
+    let mut docs = 0;
+    for line in text.lines() {
+        if line.starts_with("[snip:") {
+            continue;
+        }
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        docs += 1;
+    }
+    assert!(docs >= 5, "{docs} documents kept");
+}

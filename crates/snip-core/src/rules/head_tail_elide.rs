@@ -263,7 +263,7 @@ pub(crate) const ISLAND_LINE_MAX: usize = 1024;
 /// elided is in the markers it adds (their `lines` and `bytes`).
 pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offsets: bool) -> bool {
     let src = std::mem::take(&mut doc.lines);
-    let done = apply_from(doc, &src, config, raw, raw_offsets);
+    let done = apply_from(doc, &src, config, raw, raw_offsets, true);
     if !done {
         doc.lines = src;
     }
@@ -272,13 +272,15 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, raw_offs
 
 /// [`apply`] with the document's lines given apart (`doc.lines` is ignored and, when
 /// the rule applies, replaced): callers that try several budgets keep one copy of
-/// the lines instead of cloning them for each trial.
+/// the lines instead of cloning them for each trial. Without `cut_lines` the head and
+/// tail end on whole lines (JSON Lines, where a cut line is no document).
 pub(crate) fn apply_from(
     doc: &mut Doc<'_>,
     src: &[Line],
     config: &Config,
     raw: &RawIndex,
     raw_offsets: bool,
+    cut_lines: bool,
 ) -> bool {
     let n = src.len();
     if n == 0 {
@@ -301,7 +303,8 @@ pub(crate) fn apply_from(
     }
     let mut head_cut: Option<Line> = None;
     let mut mid_first: Option<Line> = None;
-    if h < n && src[h].marker.is_none() && config.head_bytes.saturating_sub(acc) > 256 {
+    if cut_lines && h < n && src[h].marker.is_none() && config.head_bytes.saturating_sub(acc) > 256
+    {
         let l = src[h];
         let want = config.head_bytes - acc - eol_len;
         let cut = l.start + crate::text::floor_char_boundary(&doc.buf[l.start..l.end], want);
@@ -327,7 +330,7 @@ pub(crate) fn apply_from(
     }
     let mut mid_last: Option<Line> = None;
     let room = config.tail_bytes.saturating_sub(acc);
-    if t > h && src[t - 1].marker.is_none() && room > 256 {
+    if cut_lines && t > h && src[t - 1].marker.is_none() && room > 256 {
         let l = match (t - 1 == h, mid_first) {
             (true, Some(m)) => m,
             _ => src[t - 1],
