@@ -105,3 +105,78 @@ fn a_small_budget_keeps_the_exception_that_ends_a_traceback() {
         );
     }
 }
+
+/// A 150-frame traceback between two long stretches of log: `traceback-keep` keeps its
+/// ends, and `head-tail-elide`, with island bytes left, keeps the last frames above
+/// the exception (one line of context showed only the last code line). Every marker's
+/// byte range lies inside the input and covers its lines, a `traceback-keep` marker
+/// at a gap's edge included (its range underflowed).
+#[test]
+fn a_traceback_in_the_middle_keeps_its_last_frames() {
+    let mut input = String::new();
+    for i in 0..3000 {
+        input.push_str(&format!(
+            "INFO step {i} processing batch ok with padding text\n"
+        ));
+    }
+    input.push_str("Traceback (most recent call last):\n");
+    for i in 0..150 {
+        input.push_str(&format!("  File \"/app/m{i}.py\", line {i}, in f{i}\n"));
+        input.push_str(&format!("    return f{}(x)\n", i + 1));
+    }
+    input.push_str("KeyError: missing_key\n");
+    for i in 0..3000 {
+        input.push_str(&format!(
+            "INFO step {i} after the batch ok with padding text\n"
+        ));
+    }
+    let config = Config::default();
+    let o = compress(input.as_bytes(), &config, &mut NoStore);
+    let text = String::from_utf8(o.output).unwrap();
+    assert!(text.len() <= config.max_bytes);
+    for i in 138..150 {
+        assert!(
+            text.contains(&format!("File \"/app/m{i}.py\"")),
+            "frame {i}:\n{text}"
+        );
+    }
+    assert!(text.contains("    return f150(x)\nKeyError: missing_key\n"));
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(input.match_indices('\n').map(|(k, _)| k + 1))
+        .collect();
+    for line in text.lines().filter(|l| l.starts_with("[snip:")) {
+        let m = snip_core::marker::parse(line).expect("marker");
+        let (Some((a, b)), Some((s, e))) = (m.lines, m.bytes) else {
+            continue;
+        };
+        assert!(s <= e && e as usize <= input.len(), "{line}");
+        assert_eq!(
+            (starts[a as usize - 1] as u64, starts[b as usize] as u64),
+            (s, e),
+            "{line}"
+        );
+    }
+}
+
+/// Two islands a short line apart: the line between them is shown, not replaced by a
+/// marker longer than itself.
+#[test]
+fn a_gap_shorter_than_a_marker_is_shown() {
+    let mut input = String::new();
+    for i in 0..4000 {
+        if i == 2000 {
+            input.push_str("error: first failure\nok\nok 2\nx\nerror: second failure\n");
+        }
+        input.push_str(&format!("step {i:05} done, nothing to report here\n"));
+    }
+    let config = Config {
+        salient_context: 0,
+        ..Config::default()
+    };
+    let o = compress(input.as_bytes(), &config, &mut NoStore);
+    let text = String::from_utf8(o.output).unwrap();
+    assert!(
+        text.contains("error: first failure\nok\nok 2\nx\nerror: second failure\n"),
+        "{text}"
+    );
+}

@@ -256,6 +256,10 @@ pub(crate) fn shape(t: &[u8]) -> u64 {
     h
 }
 
+/// A gap whose lines take fewer bytes than this (ends included) is shown, not elided:
+/// a gap marker with its restore call is ~150 bytes or more.
+const SMALL_GAP: usize = 120;
+
 /// Longest line an island may hold (bytes); longer salient lines are left elided.
 pub(crate) const ISLAND_LINE_MAX: usize = 1024;
 
@@ -483,6 +487,38 @@ pub(crate) fn apply_from(
             seen.push(key);
         }
     }
+    // With island bytes left, a kept exception line takes the frames above it (the
+    // indented lines `traceback-keep` left at the traceback's end), nearest first: the
+    // cause is in the last frames, which a line of context does not show.
+    let frames_max = 3 * config.traceback_tail_frames;
+    for &(prio, i) in &cands {
+        if prio != EXCEPTION_PRIORITY || !keep[i] {
+            continue;
+        }
+        let mut a = i;
+        while a > 0 && keep[a - 1] {
+            a -= 1;
+        }
+        let mut taken = 0;
+        while a > 0 && taken < frames_max {
+            let l = &middle[a - 1];
+            let text = &doc.buf[l.start..l.end];
+            let indented = matches!(text.first(), Some(b' ' | b'\t'));
+            let cost = doc.line_size(l);
+            if keep[a - 1]
+                || l.marker.is_some()
+                || !indented
+                || l.end - l.start > ISLAND_LINE_MAX
+                || used + cost > config.salient_bytes
+            {
+                break;
+            }
+            keep[a - 1] = true;
+            used += cost;
+            taken += 1;
+            a -= 1;
+        }
+    }
 
     // Build: head, gaps and islands, tail; shrink islands if over the budget.
     loop {
@@ -510,8 +546,18 @@ pub(crate) fn apply_from(
                 (i == 0 && mid_first.is_some()) || (j == middle.len() && mid_last.is_some());
             let whole_lines = (j - i) as u64;
             let (bytes, restore) = if raw_offsets {
-                let s = first.start as u64;
-                let e = (last.end + last.eol.bytes().len()) as u64;
+                // A marker line (a `traceback-keep` marker at the gap's edge) sits at no
+                // offset of its own: its original lines' range stands for it.
+                let s = if first.marker.is_some() {
+                    raw.bytes(a, a).0
+                } else {
+                    first.start as u64
+                };
+                let e = if last.marker.is_some() {
+                    raw.bytes(last.src_last, last.src_last).1
+                } else {
+                    (last.end + last.eol.bytes().len()) as u64
+                };
                 let r = if partial {
                     RestoreCall::Bytes { start: s, end: e }
                 } else {
@@ -530,6 +576,13 @@ pub(crate) fn apply_from(
                     },
                 )
             };
+            // A gap of a few short lines costs less shown than as a marker.
+            let shown: usize = middle[i..j].iter().map(|l| doc.line_size(l)).sum();
+            if !partial && shown < SMALL_GAP && middle[i..j].iter().all(|l| l.marker.is_none()) {
+                out.extend_from_slice(&middle[i..j]);
+                i = j;
+                continue;
+            }
             let m = if partial && whole_lines <= 2 && a == b {
                 // Rendered text (frames or escapes removed) does not map back to byte
                 // ranges inside a line: count the bytes elided as shown; `bytes` and the
