@@ -52,14 +52,22 @@ const SALIENT: &[(&str, u8)] = &[
     ("cannot ", 2),
     ("could not", 2),
     ("unable to", 2),
+    ("err!", 3),
+    ("fail\t", 3),
+    ("fail ", 2),
+    ("core dumped", 3),
+    ("undefined reference", 3),
+    ("killed", 2),
+    ("errno", 2),
     ("warning", 1),
 ];
 
 /// The salient words, found by one scan: the searcher holds their lowercase
 /// spellings and reads text with ASCII letters folded to lowercase, a chunk at a time;
 /// a match counts only if the original bytes are one of the three spellings (lower,
-/// Title, UPPER). One searcher of 25 patterns scans about twice as fast as the two of
-/// the 75 spellings it replaced (each SIMD (Teddy) searcher takes at most 64), and is
+/// Title, UPPER). One searcher of the lowercase words scans about twice as fast as the
+/// two of their 75 spellings it replaced (each SIMD (Teddy) searcher takes at most 64;
+/// 25 words then), and is
 /// built in less than half the time, which a process that compresses one tool result
 /// and exits pays in full.
 struct Salient {
