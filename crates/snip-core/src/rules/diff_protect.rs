@@ -1,7 +1,8 @@
 //! `diff-protect` — diffs and patches are returned byte-identical.
 //!
 //! **What it does.** Recognises unified diffs (`diff --git`, `--- a/…` + `+++ b/…` +
-//! `@@`), `git show`/`git log -p` output (`commit <sha>` with a diff), mailbox patches
+//! `@@`), context diffs (`diff -c`) and normal diffs (plain `diff`, from the first
+//! line), `git show`/`git log -p` output (`commit <sha>` with a diff), mailbox patches
 //! (`From <sha>`), and gates the whole pipeline: the input is returned untouched.
 //! Coloured diffs (`git diff --color=always`, `diff --color`) are recognised through
 //! their escapes and returned untouched too, escapes included.
@@ -36,6 +37,9 @@ fn has_diff_header(head: &[u8]) -> bool {
     if head.starts_with(b"diff --git ") || memchr::memmem::find(head, b"\ndiff --git ").is_some() {
         return true;
     }
+    if context_or_normal(head) {
+        return true;
+    }
     let has_hunk = head.starts_with(b"@@ -") || memchr::memmem::find(head, b"\n@@ -").is_some();
     if !has_hunk {
         return false;
@@ -55,6 +59,40 @@ fn has_diff_header(head: &[u8]) -> bool {
         prev_minus = line.starts_with(b"--- ");
     }
     false
+}
+
+/// A normal diff (plain `diff`) or a context diff (`diff -c`), from the first line
+/// (after an optional `diff …` line, as `diff -r` prints): a change command (`12c12`,
+/// `5,7d4`, `3a4,6`) then a `< ` or `> ` line, or `*** old`, `--- new` and the hunk
+/// separator `***************`. Only the first lines are read: a scan of the whole
+/// head would cost every input as much as the unified check does.
+fn context_or_normal(head: &[u8]) -> bool {
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let mut first = lines.next().unwrap_or_default();
+    if first.starts_with(b"diff ") {
+        first = lines.next().unwrap_or_default();
+    }
+    let second = lines.next().unwrap_or_default();
+    if change_command(first) {
+        return second.starts_with(b"< ") || second.starts_with(b"> ");
+    }
+    first.starts_with(b"*** ")
+        && second.starts_with(b"--- ")
+        && lines.next() == Some(&b"***************"[..])
+}
+
+/// `N[,N]{a,c,d}N[,N]`, the change command of a normal diff.
+fn change_command(l: &[u8]) -> bool {
+    let range = |s: &[u8]| {
+        let mut parts = s.splitn(2, |&b| b == b',');
+        parts.all(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit))
+    };
+    match l.iter().position(|b| matches!(b, b'a' | b'c' | b'd')) {
+        Some(k) => k > 0 && range(&l[..k]) && k + 1 < l.len() && range(&l[k + 1..]),
+        None => false,
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +120,15 @@ mod tests {
         ));
         assert!(!is_diff(b"\x1b[31merror\x1b[0m: x\n@@ not a hunk\n"));
         assert!(!is_diff(b"error: x\n@@ not a hunk\n"));
+        // Plain `diff` and `diff -c`.
+        assert!(is_diff(b"5c5\n< 5\n---\n> x\n15c15\n< 15\n---\n> 1x\n"));
+        assert!(is_diff(b"2,3d1\n< b\n< c\n"));
+        assert!(is_diff(b"diff -r old/f new/f\n0a1,2\n> new line\n"));
+        assert!(is_diff(
+            b"*** a.txt\t2026-01-01\n--- b.txt\t2026-01-01\n***************\n*** 1,3 ****\n"
+        ));
+        assert!(!is_diff(b"5c5 is not a diff\n< nor this\n"));
+        assert!(!is_diff(b"12 ok\n> prompt\n"));
+        assert!(!is_diff(b"*** Error in `./a.out': double free\n--- x\n"));
     }
 }
