@@ -266,9 +266,18 @@ fn long_input_streams_with_the_error_kept() {
     let out = pipe(snip(dir.path()), &input);
     assert!(out.status.success());
     assert!(out.stdout.len() < 30_000, "{}", out.stdout.len());
+    let shown = out.stdout.len();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("FATAL: out of disk space on /var"));
     assert!(text.contains("original not retained"));
+    // The ledger has its row: sizes counted on the way, nothing retained.
+    let ledger = std::fs::read_to_string(dir.path().join("ledger.jsonl")).expect("a ledger");
+    let row: serde_json::Value = serde_json::from_str(ledger.lines().last().unwrap()).unwrap();
+    assert_eq!(row["before"], input.len() as u64, "{row}");
+    assert_eq!(row["after"], shown as u64, "{row}");
+    assert_eq!(row["retained"], false);
+    assert_eq!(row["lossy"], true);
+    assert_eq!(row["rules"], serde_json::json!(["head-tail-elide"]));
 }
 
 #[test]

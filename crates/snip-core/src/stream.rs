@@ -101,6 +101,19 @@ pub struct StreamCompressor {
     backspaces: u64,
     escapes: u64,
     total: u64,
+    /// A repeat marker was written.
+    repeated: bool,
+    /// A gap marker was written.
+    elided: bool,
+}
+
+/// What a finished stream did, for the ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamSummary {
+    /// Ids of the rules that changed something, in execution order.
+    pub rules: Vec<&'static str>,
+    /// Whether lines were elided (lossy).
+    pub lossy: bool,
 }
 
 impl StreamCompressor {
@@ -128,6 +141,8 @@ impl StreamCompressor {
             backspaces: 0,
             escapes: 0,
             total: 0,
+            repeated: false,
+            elided: false,
         }
     }
 
@@ -155,16 +170,17 @@ impl StreamCompressor {
     }
 
     /// Ends the stream: writes the rest, the last gap's marker, the tail and a footer.
+    /// Returns what the stream did (nothing, for a document passed through).
     ///
     /// # Errors
     /// Only errors of `out`.
-    pub fn finish(mut self, out: &mut dyn Write) -> io::Result<()> {
+    pub fn finish(mut self, out: &mut dyn Write) -> io::Result<StreamSummary> {
         let rest = std::mem::take(&mut self.pending);
         if !rest.is_empty() {
             self.window(&rest, None, out)?;
         }
         if matches!(self.phase, Phase::Verbatim) {
-            return Ok(());
+            return Ok(StreamSummary::default());
         }
         self.flush_run(out)?;
         match std::mem::replace(&mut self.phase, Phase::Eliding) {
@@ -196,13 +212,22 @@ impl StreamCompressor {
                     out.write_all(eol.bytes())?;
                 }
             }
-            Phase::Verbatim => return Ok(()),
+            Phase::Verbatim => return Ok(StreamSummary::default()),
         }
         if let Some(m) = Marker::lossless_footer(self.frames, self.backspaces, self.escapes, None) {
             out.write_all(m.render(None).as_bytes())?;
             out.write_all(self.eol().bytes())?;
         }
-        Ok(())
+        let rules = [
+            (self.frames > 0 || self.backspaces > 0, "terminal-render"),
+            (self.escapes > 0, "ansi-strip"),
+            (self.repeated, "repeat-collapse"),
+            (self.elided, "head-tail-elide"),
+        ];
+        Ok(StreamSummary {
+            rules: rules.iter().filter(|r| r.0).map(|r| r.1).collect(),
+            lossy: self.elided,
+        })
     }
 
     /// Where to cut `pending`, a line of at least [`LINE_CUT`] bytes so far: before the
@@ -355,6 +380,7 @@ impl StreamCompressor {
                 (last.src.1, last.raw.1)
             };
             let count = rest.len() as u64 + extra;
+            self.repeated = true;
             let m = Marker {
                 what: format!("previous line repeated {count} more times"),
                 rule: "repeat-collapse",
@@ -535,6 +561,7 @@ impl StreamCompressor {
                 e - s
             )
         };
+        self.elided = true;
         let m = Marker {
             what,
             rule: "head-tail-elide",

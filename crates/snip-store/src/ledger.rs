@@ -68,6 +68,28 @@ impl LedgerRow {
         }
     }
 
+    /// The row for one input too long to hold in memory, compressed as a stream
+    /// (`before` and `after` counted on the way; the original is not kept).
+    /// Timestamped now.
+    pub fn streamed(
+        source: &str,
+        before: u64,
+        after: u64,
+        summary: &snip_core::stream::StreamSummary,
+    ) -> Self {
+        LedgerRow {
+            time_ms: unix_ms(SystemTime::now()),
+            source: source.to_string(),
+            before,
+            after,
+            rules: summary.rules.iter().map(|r| r.to_string()).collect(),
+            id: None,
+            retained: false,
+            lossy: summary.lossy,
+            note: Some("streamed: too long to keep in memory, the original is not kept".into()),
+        }
+    }
+
     /// The row for one [`snip_core::compress`] call, timestamped now.
     pub fn from_outcome(outcome: &snip_core::Outcome, source: &str) -> Self {
         let note = match (&outcome.failed_open, &outcome.retention) {

@@ -107,9 +107,11 @@ pub fn compress_reader(
     }
     if buf.len() > cap && format == Format::Text && config.enabled {
         let mut s = snip_core::stream::StreamCompressor::new(config);
+        let mut counted = Counted { out, bytes: 0 };
+        let mut before = buf.len() as u64;
         // In window-sized pieces, so the compressor never holds a second copy.
         for piece in buf.chunks(snip_core::stream::WINDOW) {
-            s.push(piece, out)?;
+            s.push(piece, &mut counted)?;
         }
         drop(buf);
         let mut chunk = vec![0u8; 1 << 20];
@@ -120,10 +122,17 @@ pub fn compress_reader(
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e).context("reading input"),
             };
-            s.push(&chunk[..n], out)?;
+            before += n as u64;
+            s.push(&chunk[..n], &mut counted)?;
         }
-        s.finish(out)?;
+        let summary = s.finish(&mut counted)?;
+        let after = counted.bytes;
         out.flush()?;
+        if let snip_store::StoreHandle::Open(store) = snip_store::open_from_env() {
+            store.record(&snip_store::LedgerRow::streamed(
+                source, before, after, &summary,
+            ));
+        }
         return Ok(());
     }
     if buf.len() > IN_MEMORY_MAX {
@@ -208,4 +217,22 @@ pub fn receipt(o: &Outcome) -> serde_json::Value {
         receipt["output_base64"] = b64.into();
     }
     receipt
+}
+
+/// A writer that counts the bytes written through it.
+struct Counted<'a> {
+    out: &'a mut dyn Write,
+    bytes: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(b)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
