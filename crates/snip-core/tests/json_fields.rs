@@ -753,3 +753,33 @@ fn json_lines_are_never_cut_inside_a_line() {
     }
     assert!(docs >= 5, "{docs} documents kept");
 }
+
+/// A UTF-8 byte-order mark before a document: the document goes through
+/// `json-fields` (it was cut as text into invalid JSON), the mark kept in front.
+#[test]
+fn a_byte_order_mark_before_json_is_kept_and_the_json_stays_valid() {
+    let items: Vec<Value> = (0..2000)
+        .map(|i| serde_json::json!({"id": i, "d": "x".repeat(200)}))
+        .collect();
+    let mut input = b"\xef\xbb\xbf".to_vec();
+    input.extend_from_slice(
+        serde_json::to_string(&serde_json::json!({"items": items}))
+            .unwrap()
+            .as_bytes(),
+    );
+    input.push(b'\n');
+    let config = Config::default();
+    let out = snip_core::compress(&input, &config, &mut snip_core::NoStore);
+    assert!(
+        out.changed && out.output.len() <= config.max_bytes,
+        "{}",
+        out.output.len()
+    );
+    assert_eq!(out.rules[0].id, "json-fields");
+    let body = out
+        .output
+        .strip_prefix(b"\xef\xbb\xbf")
+        .expect("the mark first");
+    serde_json::from_slice::<Value>(body).expect("valid JSON");
+    assert!(looks_like_json(&input) && is_json(&input));
+}

@@ -118,6 +118,7 @@ pub struct JsonElision {
 /// Looks only at the leading and trailing whitespace and a few bytes; [`apply`] does the
 /// full parse.
 pub fn looks_like_json(input: &[u8]) -> bool {
+    let input = input.strip_prefix(BOM).unwrap_or(input);
     let Some(first) = input.iter().position(|b| !is_ws(*b)) else {
         return false;
     };
@@ -140,6 +141,9 @@ pub fn looks_like_json(input: &[u8]) -> bool {
     }
 }
 
+/// The UTF-8 byte-order mark, which some tools write before JSON.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Whether `head` (the first bytes of an input) opens a JSON document that spans
 /// lines, which cutting between lines would break: `{` or `[` after optional
 /// whitespace, and a first non-blank line that is not a JSON value by itself (JSON
@@ -148,6 +152,7 @@ pub fn looks_like_json(input: &[u8]) -> bool {
 /// `[1/3] Building`) are not: the first token after the bracket must be one JSON
 /// allows there.
 pub fn opens_multiline_document(head: &[u8]) -> bool {
+    let head = head.strip_prefix(BOM).unwrap_or(head);
     let Some(p) = head.iter().position(|b| !is_ws(*b)) else {
         return false;
     };
@@ -572,6 +577,11 @@ fn scan(input: &[u8], from: usize, to: usize, p: &ScanParams, pointers_on: bool)
         },
         scratch: Vec::new(),
     };
+    // A UTF-8 byte-order mark at the very start is kept before the value, like
+    // leading whitespace (RFC 8259 §8.1 lets a parser ignore it).
+    if from == 0 && input[..to].starts_with(BOM) {
+        s.i = BOM.len();
+    }
     while s.i < to && is_ws(input[s.i]) {
         s.i += 1;
     }
