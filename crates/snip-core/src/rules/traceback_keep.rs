@@ -45,12 +45,7 @@ fn numbered(s: &[u8]) -> bool {
 /// The kind of line `t`, after a line of kind `prev` whose text is `prev_text`, and
 /// before `next` (`None`: a marker or the end).
 fn classify(t: &[u8], prev: Kind, prev_text: &[u8], next: Option<&[u8]>) -> Kind {
-    // Most lines start with a visible character: only a Go function line (followed
-    // by its tab-indented file line) can then be a frame.
-    if t.first()
-        .is_some_and(|c| !c.is_ascii_whitespace() && *c != b'[')
-        && next.is_none_or(|n| n.first() != Some(&b'\t'))
-    {
+    if prose(t.first().copied(), || next.and_then(|n| n.first().copied())) {
         return Kind::Other;
     }
     let indent = indent(t);
@@ -120,22 +115,23 @@ fn indent(t: &[u8]) -> usize {
         .unwrap_or(t.len() - i)
 }
 
+/// Whether a line starts like prose, not a frame, from its first byte and the first
+/// byte of the line after it (`None`: empty, a marker or past the end): a visible
+/// byte other than `[`, and no tab-indented line after it (only a Go function line,
+/// whose file line follows it, starts visibly and is a frame). `next` is asked only
+/// when the first byte leaves the question open.
+fn prose(first: Option<u8>, next: impl FnOnce() -> Option<u8>) -> bool {
+    first.is_some_and(|c| !c.is_ascii_whitespace() && c != b'[') && next() != Some(b'\t')
+}
+
 /// Whether line `k` of `doc` is plainly not part of a frame: a marker, empty, or
-/// starting with a visible byte other than `[` without a tab-indented line after it
-/// (which only a Go function line has). [`classify`] returns `Other` for these.
+/// [`prose`]. [`classify`] returns `Other` for these.
 fn plain(doc: &Doc<'_>, k: usize) -> bool {
-    let lines = &doc.lines;
-    let l = &lines[k];
-    if l.marker.is_some() || l.end == l.start {
-        return true;
-    }
-    let c = doc.buf[l.start];
-    if c.is_ascii_whitespace() || c == b'[' {
-        return false;
-    }
-    lines.get(k + 1).is_none_or(|n| {
-        n.marker.is_some() || doc.buf.get(n.start) != Some(&b'\t') || n.end == n.start
-    })
+    let first = |l: &Line| (l.marker.is_none() && l.end > l.start).then(|| doc.buf[l.start]);
+    let l = &doc.lines[k];
+    l.marker.is_some()
+        || l.end == l.start
+        || prose(first(l), || doc.lines.get(k + 1).and_then(first))
 }
 
 /// The most lines in a row that are not [`plain`]. A run of `n` frames spans at least
