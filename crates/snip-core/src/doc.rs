@@ -285,6 +285,16 @@ impl<'a> RawIndex<'a> {
         RawIndex::Full { starts, len }
     }
 
+    /// The line starts of `lines`, the lines [`Doc::from_raw`] made of an input (0 for
+    /// an empty one), for [`RawIndex::from_starts`].
+    pub(crate) fn starts_of(lines: &[Line]) -> Vec<usize> {
+        let mut starts: Vec<usize> = lines.iter().map(|l| l.start).collect();
+        if starts.is_empty() {
+            starts.push(0);
+        }
+        starts
+    }
+
     /// An index that finds line starts from `anchors` (`(line, offset)`, any order;
     /// line 0 at offset 0 is implied).
     pub(crate) fn anchored(input: &'a [u8], mut anchors: Vec<(u32, usize)>) -> RawIndex<'a> {
@@ -344,11 +354,7 @@ mod tests {
             b"a\r\nbb\n\nccc",
             b"x\ny\n",
         ] {
-            let mut starts: Vec<usize> =
-                Doc::from_raw(input).lines.iter().map(|l| l.start).collect();
-            if starts.is_empty() {
-                starts.push(0);
-            }
+            let starts = RawIndex::starts_of(&Doc::from_raw(input).lines);
             let (a, b) = (
                 RawIndex::from_starts(starts, input.len()),
                 RawIndex::new(input),

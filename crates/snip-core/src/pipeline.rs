@@ -422,13 +422,7 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
             let doc = Doc::from_raw_at(input, first_line);
             // Nothing rendered: the lines start where the input's lines do (a last
             // start at the input's end, after a final `\n`, is implied).
-            let starts = starts.then(|| {
-                let mut s: Vec<usize> = doc.lines.iter().map(|l| l.start).collect();
-                if s.is_empty() {
-                    s.push(0);
-                }
-                s
-            });
+            let starts = starts.then(|| RawIndex::starts_of(&doc.lines));
             (doc, true, 0, 0, 0, starts)
         }
     };
