@@ -198,26 +198,46 @@ fn starts_json_value(b: &[u8]) -> bool {
     match c {
         b'{' | b'[' | b']' => true,
         b'"' => string_end(i).is_some_and(|k| followed_by(k, b",]")),
-        b'-' | b'0'..=b'9' => {
-            let n = b[i..]
-                .iter()
-                .take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-                .count();
-            // `2024-01-01` and `1.2.3` are not numbers; JSON's grammar is checked by
-            // the full parse, this only tells dates and versions apart.
-            let num = &b[i..i + n];
-            num.iter().filter(|&&c| c == b'-').count() <= 2
-                && num.iter().filter(|&&c| c == b'.').count() <= 1
-                && !num[1..]
-                    .windows(2)
-                    .any(|w| w[0].is_ascii_digit() && w[1] == b'-')
-                && followed_by(i + n, b",]")
-        }
+        b'-' | b'0'..=b'9' => number_len(&b[i..]).is_some_and(|n| followed_by(i + n, b",]")),
         b't' | b'f' | b'n' => [&b"true"[..], b"false", b"null"]
             .iter()
             .any(|w| b[i..].starts_with(w) && followed_by(i + w.len(), b",]")),
         _ => false,
     }
+}
+
+/// The length of the JSON number at the start of `b` (RFC 8259 §6: `-`? then `0` or
+/// digits not starting with `0`, then `.digits`? and `e`/`E` `+`/`-`? `digits`?), or
+/// `None`. `2024-01-01` reads as `2024`, followed by `-`: not a value's end.
+fn number_len(b: &[u8]) -> Option<usize> {
+    let digits = |i: usize| {
+        b[i.min(b.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i += digits(i),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let n = digits(i + 1);
+        if n == 0 {
+            return None;
+        }
+        i += 1 + n;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1 + usize::from(matches!(b.get(i + 1), Some(b'+' | b'-')));
+        let n = digits(i);
+        if n == 0 {
+            return None;
+        }
+        i += n;
+    }
+    Some(i)
 }
 
 /// Full check: is `input` what [`apply`] accepts, i.e. one JSON document, or JSON Lines
@@ -1882,11 +1902,6 @@ mod tests {
         decode(&e, &mut again);
         assert_eq!(again, d);
     }
-}
-
-#[cfg(test)]
-mod document_start_tests {
-    use super::opens_multiline_document;
 
     /// Logs that start with a bracket stream as text; JSON documents that span lines
     /// are read whole.
@@ -1900,6 +1915,9 @@ mod document_start_tests {
             b"[ERROR] Failed to execute goal\n",
             b"{not json} at all\n",
             b"[\"unterminated\n",
+            b"[1.2.3] release notes\n",
+            b"[01] first item\n",
+            b"[1.] item\n",
         ] {
             assert!(
                 !opens_multiline_document(log),
@@ -1914,6 +1932,7 @@ mod document_start_tests {
             b"[-1.5e-3,\n",
             b"[\"a\", \"b\",\n",
             b"[true,\n",
+            b"[0, 1E+5,\n",
             b"  {\"k\": [1,\n",
         ] {
             assert!(
