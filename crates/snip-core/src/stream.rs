@@ -110,6 +110,8 @@ pub struct StreamCompressor {
 /// What a finished stream did, for the ledger.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StreamSummary {
+    /// Input bytes pushed.
+    pub bytes_in: u64,
     /// Ids of the rules that changed something, in execution order.
     pub rules: Vec<&'static str>,
     /// Whether lines were elided (lossy).
@@ -179,8 +181,12 @@ impl StreamCompressor {
         if !rest.is_empty() {
             self.window(&rest, None, out)?;
         }
+        let passed_through = StreamSummary {
+            bytes_in: self.total,
+            ..StreamSummary::default()
+        };
         if matches!(self.phase, Phase::Verbatim) {
-            return Ok(StreamSummary::default());
+            return Ok(passed_through);
         }
         self.flush_run(out)?;
         match std::mem::replace(&mut self.phase, Phase::Eliding) {
@@ -212,7 +218,7 @@ impl StreamCompressor {
                     out.write_all(eol.bytes())?;
                 }
             }
-            Phase::Verbatim => return Ok(StreamSummary::default()),
+            Phase::Verbatim => return Ok(passed_through),
         }
         if let Some(m) = Marker::lossless_footer(self.frames, self.backspaces, self.escapes, None) {
             out.write_all(m.render(None).as_bytes())?;
@@ -225,6 +231,7 @@ impl StreamCompressor {
             (self.elided, "head-tail-elide"),
         ];
         Ok(StreamSummary {
+            bytes_in: self.total,
             rules: rules.iter().filter(|r| r.0).map(|r| r.1).collect(),
             lossy: self.elided,
         })

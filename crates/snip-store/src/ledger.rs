@@ -68,19 +68,14 @@ impl LedgerRow {
         }
     }
 
-    /// The row for one input too long to hold in memory, compressed as a stream
-    /// (`before` and `after` counted on the way; the original is not kept).
-    /// Timestamped now.
-    pub fn streamed(
-        source: &str,
-        before: u64,
-        after: u64,
-        summary: &snip_core::stream::StreamSummary,
-    ) -> Self {
+    /// The row for one input too long to hold in memory, compressed as a stream:
+    /// `after` bytes written, the input's size from `summary`; the original is not
+    /// kept. Timestamped now.
+    pub fn streamed(source: &str, after: u64, summary: &snip_core::stream::StreamSummary) -> Self {
         LedgerRow {
             time_ms: unix_ms(SystemTime::now()),
             source: source.to_string(),
-            before,
+            before: summary.bytes_in,
             after,
             rules: summary.rules.iter().map(|r| r.to_string()).collect(),
             id: None,

@@ -108,7 +108,6 @@ pub fn compress_reader(
     if buf.len() > cap && format == Format::Text && config.enabled {
         let mut s = snip_core::stream::StreamCompressor::new(config);
         let mut counted = Counted { out, bytes: 0 };
-        let mut before = buf.len() as u64;
         // In window-sized pieces, so the compressor never holds a second copy.
         for piece in buf.chunks(snip_core::stream::WINDOW) {
             s.push(piece, &mut counted)?;
@@ -122,16 +121,13 @@ pub fn compress_reader(
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e).context("reading input"),
             };
-            before += n as u64;
             s.push(&chunk[..n], &mut counted)?;
         }
         let summary = s.finish(&mut counted)?;
         let after = counted.bytes;
         out.flush()?;
         if let snip_store::StoreHandle::Open(store) = snip_store::open_from_env() {
-            store.record(&snip_store::LedgerRow::streamed(
-                source, before, after, &summary,
-            ));
+            store.record(&snip_store::LedgerRow::streamed(source, after, &summary));
         }
         return Ok(());
     }
