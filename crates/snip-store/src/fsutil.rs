@@ -28,8 +28,9 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// Creates `dir` (and missing parents) with mode 0700, then checks it: it must be a
 /// real directory (not a symlink) owned by this user, and not writable by others (who
-/// could then swap its files; group write is left alone, as `umask 002` gives it). With `tighten` (a directory snip made for
-/// itself, like `objects/`), group and other bits are cleared to 0700; without it (the
+/// could then swap its files; group write is left alone, as `umask 002` gives it).
+/// With `tighten` (a directory snip made for itself, like `objects/`), group and other
+/// bits are cleared to 0700; without it (the
 /// directory the user named, which may be `$HOME` or a shared one) its mode is never
 /// changed: files in it are 0600 and originals sit in the 0700 `objects/`.
 ///
