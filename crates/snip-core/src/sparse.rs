@@ -140,6 +140,18 @@ fn line_start_at_or_before(input: &[u8], at: usize) -> Option<usize> {
     memchr::memrchr(b'\n', &input[..at.min(input.len())]).map(|k| k + 1)
 }
 
+/// The longest salient line an island takes (bytes): `head-tail-elide` shows a window
+/// of a line longer than [`ISLAND_LINE_MAX`], so the piece need not be the whole
+/// window's worth; past this the line is left in the gap.
+const LONG_LINE_MAX: usize = 256 * 1024;
+
+/// What the line `s..e` is counted as in the island budget (bytes): its raw size
+/// (escapes make raw text larger than what is shown), up to twice the longest line an
+/// island shows whole (a longer one shows a window of at most that).
+fn island_size(s: usize, e: usize) -> usize {
+    (e - s).min(2 * ISLAND_LINE_MAX)
+}
+
 /// The islands of the middle `lo..hi` (whole lines, in order, not overlapping): the
 /// lines around the salient lines `head-tail-elide` could keep.
 fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Vec<(usize, usize)> {
@@ -168,8 +180,8 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Vec<(usize, u
             if s < at {
                 break;
             }
-            if prio == 3 && e - s <= ISLAND_LINE_MAX && top_shapes.insert(shape(&input[s..e])) {
-                top_cost += (e - s + 1) * (2 * ctx + 1) + 200;
+            if prio == 3 && e - s <= LONG_LINE_MAX && top_shapes.insert(shape(&input[s..e])) {
+                top_cost += (island_size(s, e) + 1) * (2 * ctx + 1) + 200;
             }
         }
         at = end;
@@ -184,10 +196,10 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Vec<(usize, u
     let cap = config.salient_bytes.saturating_mul(3);
     for k in order {
         let (s, e, _) = lines[k];
-        if e - s > 4 * ISLAND_LINE_MAX || !seen.insert(shape(&input[s..e])) {
+        if e - s > LONG_LINE_MAX || !seen.insert(shape(&input[s..e])) {
             continue;
         }
-        let c = (e - s + 1) * (2 * ctx + 1) + 200;
+        let c = (island_size(s, e) + 1) * (2 * ctx + 1) + 200;
         if cost + c > cap {
             continue;
         }

@@ -419,8 +419,10 @@ impl StreamCompressor {
 
     fn feed(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
         // A line longer than a quarter of the tail room goes in pieces (cut on UTF-8
-        // boundaries, no line ending between them), so head and tail stay in budget.
-        let piece = (self.config.tail_bytes / 4).max(256);
+        // boundaries, no line ending between them), so head and tail stay in budget;
+        // pieces no longer than an island's line, so a piece that holds an error can be
+        // one (`head-tail-elide` shows a window of a long line the same way).
+        let piece = (self.config.tail_bytes / 4).clamp(256, head_tail_elide::ISLAND_LINE_MAX);
         if l.text.len() > piece {
             let SLine {
                 text,
@@ -496,7 +498,7 @@ impl StreamCompressor {
     }
 
     fn evicted(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
-        let small = l.text.len() <= 1024;
+        let small = l.text.len() <= head_tail_elide::ISLAND_LINE_MAX;
         if self.after > 0 && small && self.islands_used + l.size() <= self.config.salient_bytes {
             self.after -= 1;
             self.islands_used += l.size();

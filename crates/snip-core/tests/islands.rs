@@ -180,3 +180,125 @@ fn a_gap_shorter_than_a_marker_is_shown() {
         "{text}"
     );
 }
+
+/// A store that keeps nothing but answers with an id, so markers quote restore calls.
+struct Kept;
+
+impl snip_core::Retain for Kept {
+    fn retain(&mut self, _: &[u8]) -> snip_core::Retention {
+        snip_core::Retention::Retained {
+            id: format!("sn_{:024x}", 1),
+        }
+    }
+}
+
+/// `lines` log lines with, at line `at` (0-based), a salient line of `long` bytes: 1,600
+/// bytes of fields, then the error, then a payload.
+fn log_with_long_error(lines: usize, at: usize, long: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 0..lines {
+        if i == at {
+            let mut l = String::from("2024-05-01 12:00:00 ");
+            l.push_str(&"k=v ".repeat(400));
+            l.push_str("ERROR request failed: payload=");
+            while l.len() < long {
+                l.push('x');
+            }
+            v.extend_from_slice(l.as_bytes());
+            v.push(b'\n');
+        }
+        v.extend_from_slice(format!("2024-05-01 12:00:00 INFO step {i} ok, padding\n").as_bytes());
+    }
+    v
+}
+
+/// A salient line longer than an island's line shows as a window around its word
+/// between two gap markers (it was elided with its neighbours). The markers name the
+/// line; their byte ranges and the window are exactly the original bytes in order.
+#[test]
+fn a_long_salient_line_shows_a_window_around_its_word() {
+    let input = log_with_long_error(3000, 1500, 6000);
+    let config = Config::default();
+    let o = compress(&input, &config, &mut Kept);
+    let text = String::from_utf8(o.output.clone()).unwrap();
+    assert!(o.output.len() <= config.max_bytes);
+    let at = text.find("ERROR request failed: payload=").expect(&text);
+    let lines: Vec<&str> = text.lines().collect();
+    let k = lines
+        .iter()
+        .position(|l| l.contains("ERROR request"))
+        .unwrap();
+    let window = lines[k];
+    assert!(
+        window.len() <= 1024 && window.len() >= 400,
+        "{}",
+        window.len()
+    );
+    assert!(
+        !window.starts_with("2024"),
+        "the word is 1,600 bytes in: {window}"
+    );
+    assert!(at > 0);
+    // Markers on both sides, naming the long line (line 1501, 1-based): the line
+    // before goes with the start of the long line (no context: a marker of its own
+    // would cost more than the line).
+    let before = snip_core::marker::parse(lines[k - 1]).expect(lines[k - 1]);
+    let after = snip_core::marker::parse(lines[k + 1]).expect(lines[k + 1]);
+    assert_eq!(before.lines.unwrap().1, 1501, "{}", lines[k - 1]);
+    assert_eq!(after.lines.unwrap().0, 1501, "{}", lines[k + 1]);
+    // The markers' bytes and the window tile the input; both restore by bytes.
+    let (s1, e1) = before.bytes.unwrap();
+    let (s2, e2) = after.bytes.unwrap();
+    assert_eq!(&input[e1 as usize..s2 as usize], window.as_bytes());
+    assert!(input[..e1 as usize].ends_with(b"k=v k=v "));
+    assert!(input[s2 as usize..e2 as usize].starts_with(b"xxxx"));
+    for (m, (s, e)) in [(&before, (s1, e1)), (&after, (s2, e2))] {
+        let call = m.call.as_deref().expect("a restore call");
+        assert!(
+            call.ends_with(&format!("mode=\"bytes\", start={s}, end={e})")),
+            "{call}"
+        );
+    }
+    // A second pass changes nothing.
+    assert!(!compress(&o.output, &config, &mut NoStore).changed);
+}
+
+/// One line of 2 MB with the error in its middle: head, window, tail, and the word.
+#[test]
+fn one_enormous_line_shows_its_error() {
+    let mut input = vec![b'a'; 1_000_000];
+    input.extend_from_slice(b" Traceback ERROR: disk full ");
+    input.extend(std::iter::repeat_n(b'b', 1_000_000));
+    let o = compress(&input, &Config::default(), &mut NoStore);
+    let text = String::from_utf8(o.output).unwrap();
+    assert!(text.contains("Traceback ERROR: disk full"), "{text}");
+    assert_eq!(
+        text.matches("bytes elided from line 1").count(),
+        2,
+        "{text}"
+    );
+}
+
+/// The reduced path (inputs over 4 MiB) and the stream (over 16 MiB) keep the word of a
+/// long salient line too.
+#[test]
+fn long_salient_lines_in_the_reduced_path_and_the_stream() {
+    let config = Config::default();
+    let input = log_with_long_error(100_000, 50_000, 6000);
+    assert!(input.len() > 4 << 20);
+    let out = compress(&input, &config, &mut NoStore).output;
+    assert!(
+        String::from_utf8_lossy(&out).contains("ERROR request failed"),
+        "reduced"
+    );
+    let mut s = StreamCompressor::new(&config);
+    let mut out = Vec::new();
+    for chunk in input.chunks(64 * 1024) {
+        s.push(chunk, &mut out).expect("a Vec never fails");
+    }
+    s.finish(&mut out).expect("a Vec never fails");
+    assert!(
+        String::from_utf8_lossy(&out).contains("ERROR request failed"),
+        "stream"
+    );
+}

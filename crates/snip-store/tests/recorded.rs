@@ -82,7 +82,9 @@ fn markers_restore_calls_return_what_they_promise() {
     let config = Config::default();
     let mut calls = 0;
     let mut rebuilt = 0;
-    for (name, original) in corpus() {
+    let mut inputs = corpus();
+    inputs.push(("long salient line".into(), long_error_line_log()));
+    for (name, original) in inputs {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(
             outcome.failed_open.is_none(),
@@ -134,6 +136,15 @@ fn markers_restore_calls_return_what_they_promise() {
                 match marker::parse(line).and_then(|p| p.call) {
                     Some(call) => {
                         let mut req = RestoreRequest::from_call(&call).unwrap();
+                        // A range that starts inside a line follows a piece of that
+                        // line, shown with a line ending of its own.
+                        let start = req.start.unwrap_or(0) as usize;
+                        if req.mode == RestoreMode::Bytes
+                            && start > 0
+                            && original[start - 1] != b'\n'
+                        {
+                            assert_eq!(back.pop(), Some(b'\n'), "{name}: {line}");
+                        }
                         req.max_bytes = Some(65536);
                         back.extend(page_all(&store, req).0);
                     }
@@ -152,6 +163,21 @@ fn markers_restore_calls_return_what_they_promise() {
         "only {calls} restore calls found in the corpus outputs"
     );
     eprintln!("{calls} marker restore calls checked, {rebuilt} outputs rebuilt exactly");
+}
+
+/// A log with a 6 KB error line in its middle, which an island shows a window of.
+fn long_error_line_log() -> Vec<u8> {
+    let mut log = String::new();
+    for i in 0..3000 {
+        if i == 1500 {
+            log.push_str(&"k=v ".repeat(400));
+            log.push_str("ERROR request failed: payload=");
+            log.push_str(&"x".repeat(4000));
+            log.push('\n');
+        }
+        log.push_str(&format!("2024-05-01 step {i} ok\n"));
+    }
+    log.into_bytes()
 }
 
 /// A long log of distinct lines whose one failure sits in the middle, far over the
@@ -201,7 +227,9 @@ fn a_full_store_gives_lossless_only_output_and_no_error() {
     let handle = StoreHandle::Open(Store::open(store.options()).unwrap());
     let config = Config::default();
     let mut over = 0;
-    for (name, original) in corpus() {
+    let mut inputs = corpus();
+    inputs.push(("long salient line".into(), long_error_line_log()));
+    for (name, original) in inputs {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(outcome.failed_open.is_none(), "{name}");
         assert!(

@@ -389,9 +389,10 @@ pub(crate) fn apply_from(
         return false;
     }
 
-    // Salient candidates in the middle: one scan over the middle's bytes (lines are in
-    // buffer order), matches mapped back to lines.
-    let mut cands: Vec<(u8, usize)> = Vec::new();
+    // Salient candidates in the middle, as (priority, line, offset of the first word
+    // of that priority): one scan over the middle's bytes (lines are in buffer order),
+    // matches mapped back to lines.
+    let mut cands: Vec<(u8, usize, usize)> = Vec::new();
     let mut text_lines: Vec<usize> = Vec::with_capacity(middle.len());
     text_lines.extend(
         (0..middle.len())
@@ -404,7 +405,7 @@ pub(crate) fn apply_from(
         let lo = middle[text_lines[0]].start;
         let hi = middle[*text_lines.last().expect("non-empty")].end;
         let mut k = 0usize;
-        let mut best: Option<(u8, usize)> = None;
+        let mut best: Option<(u8, usize, usize)> = None;
         for (at, s) in salient_matches(&doc.buf[lo..hi]) {
             let at = lo + at;
             while k < text_lines.len() && middle[text_lines[k]].end <= at {
@@ -415,26 +416,50 @@ pub(crate) fn apply_from(
                 continue; // in a gap between lines (a line ending)
             }
             match best {
-                Some((bs, bi)) if bi == i => best = Some((bs.max(s), bi)),
+                Some((bs, bi, _)) if bi == i => {
+                    if s > bs {
+                        best = Some((s, i, at));
+                    }
+                }
                 Some(b) => {
                     cands.push(b);
-                    best = Some((s, i));
+                    best = Some((s, i, at));
                 }
-                None => best = Some((s, i)),
+                None => best = Some((s, i, at)),
             }
         }
         cands.extend(best);
-        cands.retain(|&(_, i)| middle[i].end - middle[i].start <= ISLAND_LINE_MAX);
     } else {
         for (i, l) in middle.iter().enumerate() {
-            if l.marker.is_some() || l.end - l.start > ISLAND_LINE_MAX {
+            if l.marker.is_some() {
                 continue;
             }
-            let s = salience(&doc.buf[l.start..l.end]);
-            if s > 0 {
-                cands.push((s, i));
-            }
+            let mut best: Option<(u8, usize, usize)> = None;
+            each_salient(&doc.buf[l.start..l.end], |at, s| {
+                if best.is_none_or(|b| s > b.0) {
+                    best = Some((s, i, l.start + at));
+                }
+            });
+            cands.extend(best);
         }
+    }
+    // Pieces of lines (`cut`): the rest of a line the head or tail cut, and the parts
+    // of a long salient line around the window an island shows of it. A piece is
+    // never kept as context: shown on a line of its own it would split its line.
+    let mut cut = vec![false; middle.len()];
+    if mid_first.is_some() {
+        cut[0] = true;
+    }
+    if mid_last.is_some() {
+        cut[middle.len() - 1] = true;
+    }
+    if !cut_lines {
+        cands.retain(|&(_, i, _)| middle[i].end - middle[i].start <= ISLAND_LINE_MAX);
+    } else if cands
+        .iter()
+        .any(|&(_, i, _)| middle[i].end - middle[i].start > ISLAND_LINE_MAX)
+    {
+        (middle, cut, cands) = split_long_lines(&doc.buf, &middle, &cut, &cands, eol);
     }
     // The line that ends a traceback (its exception) goes first: with a small island
     // budget, keeping a traceback's header and losing its cause is the worst choice.
@@ -454,25 +479,25 @@ pub(crate) fn apply_from(
     let marker_cost = 200 + SIZING_ID.len();
     let ctx = config.salient_context;
     let mut keep = vec![false; middle.len()];
+    // Whether line `k` may be shown as an island's context.
+    let keepable = |k: usize| {
+        let l = &middle[k];
+        l.marker.is_none() && l.end - l.start <= ISLAND_LINE_MAX && !cut[k]
+    };
     let mut used = 0usize;
     let mut seen: Vec<u64> = Vec::new();
-    for &(_, i) in &cands {
+    for &(_, i, _) in &cands {
         let text = &doc.buf[middle[i].start..middle[i].end];
         let key = shape(text);
         if keep[i] || seen.contains(&key) {
             continue;
         }
+        // The island: the line, and the lines around it that can be shown.
+        let shown = |k: usize| k == i || keepable(k);
         let cost_of = |a: usize, b: usize| -> usize {
             (a..=b)
-                .filter(|&k| !keep[k])
-                .map(|k| {
-                    let l = &middle[k];
-                    if l.end - l.start > ISLAND_LINE_MAX {
-                        0
-                    } else {
-                        doc.line_size(l)
-                    }
-                })
+                .filter(|&k| !keep[k] && shown(k))
+                .map(|k| doc.line_size(&middle[k]))
                 .sum::<usize>()
                 + marker_cost
         };
@@ -487,9 +512,7 @@ pub(crate) fn apply_from(
             }
         }
         for (k, slot) in keep.iter_mut().enumerate().take(b + 1).skip(a) {
-            if middle[k].end - middle[k].start <= ISLAND_LINE_MAX && middle[k].marker.is_none() {
-                *slot = true;
-            }
+            *slot |= shown(k);
         }
         used += cost;
         if seen.len() < 256 {
@@ -500,7 +523,7 @@ pub(crate) fn apply_from(
     // indented lines `traceback-keep` left at the traceback's end), nearest first: the
     // cause is in the last frames, which a line of context does not show.
     let frames_max = 3 * config.traceback_tail_frames;
-    for &(prio, i) in &cands {
+    for &(prio, i, _) in &cands {
         if prio != EXCEPTION_PRIORITY || !keep[i] {
             continue;
         }
@@ -514,12 +537,7 @@ pub(crate) fn apply_from(
             let text = &doc.buf[l.start..l.end];
             let indented = matches!(text.first(), Some(b' ' | b'\t'));
             let cost = doc.line_size(l);
-            if keep[a - 1]
-                || l.marker.is_some()
-                || !indented
-                || l.end - l.start > ISLAND_LINE_MAX
-                || used + cost > config.salient_bytes
-            {
+            if keep[a - 1] || !keepable(a - 1) || !indented || used + cost > config.salient_bytes {
                 break;
             }
             keep[a - 1] = true;
@@ -551,8 +569,8 @@ pub(crate) fn apply_from(
             let first = middle[i];
             let last = middle[j - 1];
             let (a, b) = (first.src_first, last.src_last.max(first.src_first));
-            let partial =
-                (i == 0 && mid_first.is_some()) || (j == middle.len() && mid_last.is_some());
+            // The gap starts or ends inside a line.
+            let partial = cut[i] || cut[j - 1];
             // A gap of a few short lines costs less shown than as a marker (summed only
             // until it is too long to show).
             let mut shown = 0;
@@ -646,6 +664,88 @@ pub(crate) fn apply_from(
         }
         doc.markers.truncate(doc.markers.len() - gaps);
     }
+}
+
+/// Bytes of a long salient line an island shows (a window around its word); a piece
+/// of the line shorter than [`SHORT_PIECE`] left on either side joins the window.
+const WINDOW: usize = 512;
+
+/// Bytes before the salient word a window starts at (when it does not start the line).
+const WINDOW_BEFORE: usize = 128;
+
+/// A piece of a long line shorter than this is shown with its window: its marker
+/// would be longer.
+const SHORT_PIECE: usize = 256;
+
+/// The window an island shows of the long line `l` whose salient word is at `at`
+/// (offsets in `buf`): `[s, e)`, on UTF-8 boundaries.
+fn window(buf: &[u8], l: &Line, at: usize) -> (usize, usize) {
+    let text = &buf[l.start..l.end];
+    let mut s = (at - l.start).saturating_sub(WINDOW_BEFORE);
+    if s < SHORT_PIECE {
+        s = 0;
+    }
+    let mut e = s + WINDOW;
+    if e + SHORT_PIECE > text.len() {
+        e = text.len();
+    }
+    let s = crate::text::floor_char_boundary(text, s);
+    let e = crate::text::ceil_char_boundary(text, e);
+    (l.start + s, l.start + e)
+}
+
+/// The middle with every candidate line longer than [`ISLAND_LINE_MAX`] split into the
+/// window an island shows and the pieces around it (each marked in `cut`), and the
+/// candidates renumbered. The window ends with `eol` when a piece follows it.
+#[allow(clippy::type_complexity)]
+fn split_long_lines(
+    buf: &[u8],
+    middle: &[Line],
+    cut: &[bool],
+    cands: &[(u8, usize, usize)],
+    eol: Eol,
+) -> (Vec<Line>, Vec<bool>, Vec<(u8, usize, usize)>) {
+    let mut by_line: Vec<(u8, usize, usize)> = cands.to_vec();
+    by_line.sort_unstable_by_key(|c| c.1);
+    let mut lines = Vec::with_capacity(middle.len() + 8);
+    let mut pieces = Vec::with_capacity(middle.len() + 8);
+    let mut out = Vec::with_capacity(cands.len());
+    let mut next = by_line.iter().peekable();
+    for (k, l) in middle.iter().enumerate() {
+        let Some(&(prio, _, at)) = next.next_if(|c| c.1 == k) else {
+            lines.push(*l);
+            pieces.push(cut[k]);
+            continue;
+        };
+        if l.end - l.start <= ISLAND_LINE_MAX {
+            out.push((prio, lines.len(), at));
+            lines.push(*l);
+            pieces.push(cut[k]);
+            continue;
+        }
+        let (s, e) = window(buf, l, at);
+        if s > l.start {
+            lines.push(Line {
+                end: s,
+                eol: Eol::None,
+                ..*l
+            });
+            pieces.push(true);
+        }
+        out.push((prio, lines.len(), at));
+        lines.push(Line {
+            start: s,
+            end: e,
+            eol: if e < l.end { eol } else { l.eol },
+            ..*l
+        });
+        pieces.push(true);
+        if e < l.end {
+            lines.push(Line { start: e, ..*l });
+            pieces.push(true);
+        }
+    }
+    (lines, pieces, out)
 }
 
 /// This rule's id, as markers and receipts name it.
