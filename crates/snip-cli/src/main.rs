@@ -52,6 +52,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    survive_file_size_limit();
     // The Claude Code hook runs after every tool call: skip building the whole
     // command-line parser for it (a measurable share of a short process's life).
     let mut args = std::env::args_os().skip(1);
@@ -123,4 +124,15 @@ fn misplaced_filter_flag(matches: &clap::ArgMatches) -> Option<String> {
     Some(format!(
         "--{flag} is a flag of the filter (`snip --{flag} … < FILE` or `snip filter --{flag} …`), not of `snip {name}`; {hint}"
     ))
+}
+
+/// Under a file-size limit (`RLIMIT_FSIZE`, `ulimit -f`) a write past it raises SIGXFSZ,
+/// whose default action ends the process with no output: with a handler installed the
+/// write fails with `EFBIG` instead, and the store's fail-open path answers (the
+/// lossless result, one line on stderr). A caught signal, unlike an ignored one, is
+/// reset to its default in the commands `snip run` starts.
+fn survive_file_size_limit() {
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Failing to install it leaves the default action: nothing else to do.
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, seen);
 }

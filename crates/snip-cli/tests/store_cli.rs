@@ -357,6 +357,11 @@ fn stats_agree_with_the_ledger_and_count_a_rewrite_that_saved_nothing() {
 /// the output is over the budget and how to elide anyway.
 fn assert_lossless_only(o: &Output, input: &[u8]) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_lossless_only_output(o, input);
+}
+
+/// [`assert_lossless_only`] without the exit status (`snip run` gives the command's).
+fn assert_lossless_only_output(o: &Output, input: &[u8]) {
     let err = one_line_stderr(o);
     assert!(
         err.contains("could not be stored") && err.contains("SNIP_STORE=0"),
@@ -406,6 +411,40 @@ fn a_full_store_gives_lossless_only_output() {
         );
         assert_lossless_only(&o, &input);
     }
+}
+
+/// Under a file-size limit (`ulimit -f`) writing the original fails (SIGXFSZ ended snip
+/// with no output, status 153): lossless-only output, one line; `snip run` keeps the
+/// command's status, and the command itself still gets the signal's default action.
+#[test]
+fn a_file_size_limit_gives_lossless_only_output() {
+    let env = Env::new();
+    env.store();
+    let limited: &[&str] = &["sh", "-c", "ulimit -f 20 && exec \"$0\" \"$@\""];
+    let input = distinct_log();
+    let o = env.run_with(limited, &["filter"], &[], &input);
+    assert_lossless_only(&o, &input);
+    let leftovers: Vec<_> = std::fs::read_dir(env.dir.join("objects"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let log = env._tmp.path().join("log.txt");
+    std::fs::write(&log, &input).unwrap();
+    let script = format!("cat {}; exit 3", log.display());
+    let o = env.run_with(limited, &["run", "--", "sh", "-c", &script], &[], b"");
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_lossless_only_output(&o, &input);
+    let big = env._tmp.path().join("big");
+    let script = format!("head -c 100000 /dev/zero > {}", big.display());
+    let o = env.run_with(limited, &["run", "--", "sh", "-c", &script], &[], b"");
+    assert_eq!(o.status.code(), Some(128 + 25), "SIGXFSZ ends the command");
 }
 
 /// An original over the per-entry cap: one line, naming the limit to raise.
