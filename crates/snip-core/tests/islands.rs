@@ -302,3 +302,28 @@ fn long_salient_lines_in_the_reduced_path_and_the_stream() {
         "stream"
     );
 }
+
+/// A gap inside one line of rendered text (escapes removed: no offsets inside the
+/// original line) names the whole line and restores it by bytes: a `lines` call for a
+/// 1.2 MB line could not be paged past its first page.
+#[test]
+fn a_cut_rendered_line_restores_by_bytes() {
+    let input: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
+        .chain(*b"\n")
+        .collect();
+    let text = String::from_utf8(compress(&input, &Config::default(), &mut Kept).output).unwrap();
+    let gaps: Vec<_> = text
+        .lines()
+        .filter_map(snip_core::marker::parse)
+        .filter(|m| m.rule == "head-tail-elide")
+        .collect();
+    assert_eq!(gaps.len(), 1, "{text}");
+    let end = input.len() as u64;
+    assert_eq!(gaps[0].bytes, Some((0, end)));
+    let call = gaps[0].call.as_deref().unwrap();
+    assert!(
+        call.ends_with(&format!("mode=\"bytes\", start=0, end={end})")),
+        "{call}"
+    );
+}

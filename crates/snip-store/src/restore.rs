@@ -814,17 +814,36 @@ impl Ctx<'_> {
             if !out.is_empty() {
                 text.push_str("--\n");
             }
+            // Lines of the group while they fit; `fit` counts the hits among them.
+            let mut fit = i;
+            let mut cut = false;
+            let mut line = String::new();
             for n in g0..=g1 {
                 let (ls, le) = (idx.start_of(n) as usize, idx.content_end_of(n) as usize);
                 let hit = is_hit(n);
                 let at = hit.map(|h| h.byte as usize - ls);
-                text.push_str(&format!("{n}{}", if hit.is_some() { ':' } else { '-' }));
-                text.push_str(&window(&all[ls..le], at, query.len()));
-                text.push('\n');
+                line.clear();
+                line.push_str(&format!("{n}{}", if hit.is_some() { ':' } else { '-' }));
+                line.push_str(&window(&all[ls..le], at, query.len()));
+                line.push('\n');
+                if out.len() + text.len() + line.len() > self.cap {
+                    cut = true;
+                    break;
+                }
+                text.push_str(&line);
+                if hit.is_some() {
+                    fit += 1;
+                }
             }
-            if out.len() + text.len() > self.cap {
-                if shown.is_empty() {
-                    // The first group alone is over the cap: the match line only, cut.
+            if cut {
+                if fit > i {
+                    // A group over the room left (adjacent matches merge into one):
+                    // the lines that fit; the next page starts at the first hit left.
+                    out.push_str(&text);
+                    shown.extend(hits[i..fit].iter().cloned());
+                    i = fit;
+                } else if shown.is_empty() {
+                    // Not even its first hit fits: the match line only, cut.
                     let h = &hits[i];
                     let (ls, le) = (
                         idx.start_of(h.line) as usize,

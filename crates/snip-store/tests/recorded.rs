@@ -84,6 +84,12 @@ fn markers_restore_calls_return_what_they_promise() {
     let mut rebuilt = 0;
     let mut inputs = corpus();
     inputs.push(("long salient line".into(), long_error_line_log()));
+    // One coloured line of 1.2 MB: rendered, then cut at both ends.
+    let coloured: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
+        .chain(*b"\n")
+        .collect();
+    inputs.push(("one coloured line".into(), coloured));
     for (name, original) in inputs {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(
@@ -229,6 +235,12 @@ fn a_full_store_gives_lossless_only_output_and_no_error() {
     let mut over = 0;
     let mut inputs = corpus();
     inputs.push(("long salient line".into(), long_error_line_log()));
+    // One coloured line of 1.2 MB: rendered, then cut at both ends.
+    let coloured: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
+        .chain(*b"\n")
+        .collect();
+    inputs.push(("one coloured line".into(), coloured));
     for (name, original) in inputs {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(outcome.failed_open.is_none(), "{name}");

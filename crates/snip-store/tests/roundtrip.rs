@@ -135,6 +135,46 @@ fn search_reports_line_numbers_context_and_pages() {
     assert_eq!(r.total_matches, Some(0));
 }
 
+/// When every line matches, the matches form one group far over the cap: each page is
+/// filled with the lines that fit (a page held one line, so 5,000 matches took 5,000
+/// calls), and following `next` shows every match once.
+#[test]
+fn search_pages_are_full_when_matches_are_adjacent() {
+    let (_d, store) = temp_store(|_| {});
+    let text: String = (1..=5000).map(|i| format!("request {i}\n")).collect();
+    let id = store.put(text.as_bytes()).unwrap();
+    for context in [0, 2] {
+        let mut req = RestoreRequest::search(&id, "request");
+        req.context = Some(context);
+        req.max_bytes = Some(8192);
+        let (mut seen, mut pages) = (Vec::new(), 0);
+        loop {
+            let r = store.restore(&req);
+            assert_eq!(r.status, RestoreStatus::Ok);
+            let content = r.content.unwrap();
+            assert!(content.len() <= 8192);
+            let m = r.matches.unwrap();
+            assert_eq!(content.lines().count(), m.len(), "one line per match");
+            seen.extend(m.iter().map(|m| m.line));
+            pages += 1;
+            match r.next {
+                Some(n) => {
+                    assert!(
+                        content.len() > 8000,
+                        "page {pages}: {} bytes",
+                        content.len()
+                    );
+                    req.start = Some(n);
+                }
+                None => break,
+            }
+        }
+        assert_eq!(seen, (1..=5000).collect::<Vec<u64>>());
+        // "N:request N\n" is 14 to 20 bytes: about 86 KB in 8 KiB pages.
+        assert!(pages <= 12, "{pages} pages");
+    }
+}
+
 #[test]
 fn search_finds_every_manifest_clue_in_its_capture() {
     let (_d, store) = temp_store(|_| {});

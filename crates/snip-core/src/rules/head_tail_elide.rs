@@ -608,13 +608,23 @@ pub(crate) fn apply_from(
                 };
                 ((s, e), r)
             } else {
-                (
-                    raw.bytes(a, b),
+                // Rendered text: offsets inside an original line are unknown, so a gap
+                // that starts or ends inside one names its whole lines. By bytes when
+                // partial: one such line can be longer than a restore page, and a
+                // `lines` call cannot continue inside a line.
+                let bytes = raw.bytes(a, b);
+                let r = if partial {
+                    RestoreCall::Bytes {
+                        start: bytes.0,
+                        end: bytes.1,
+                    }
+                } else {
                     RestoreCall::Lines {
                         start: a as u64 + 1,
                         end: b as u64 + 1,
-                    },
-                )
+                    }
+                };
+                (bytes, r)
             };
             let m = if partial && whole_lines <= 2 && a == b {
                 // Rendered text (frames or escapes removed) does not map back to byte
