@@ -843,21 +843,24 @@ impl Term {
                 self.dirty = true;
             }
             b'G' | b'`' => {
-                self.resolve();
                 let c = p(0, 1) - 1;
+                if c == 0 {
+                    // To the first column: a new frame, as after `\r`.
+                    self.resolve();
+                }
                 self.col = Some(c);
                 self.frame_origin = c == 0;
                 self.dirty = true;
             }
+            // Moves along the row do not end the frame being drawn (`a ESC[5C b` is
+            // one frame).
             b'C' => {
-                self.resolve();
                 let c = (self.cur_col() + p(0, 1)).min(MAX_PARAM);
                 self.col = Some(c);
                 self.frame_origin = false;
                 self.dirty = true;
             }
             b'D' => {
-                self.resolve();
                 let c = self.cur_col().saturating_sub(p(0, 1));
                 self.col = Some(c);
                 self.frame_origin = false;
@@ -1348,6 +1351,19 @@ mod tests {
             r("⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0K⠸\x1b[1G\x1b[0Kadded 3 packages\r\n".as_bytes());
         assert_eq!(out, "added 3 packages\r\n");
         assert_eq!(n, 3);
+    }
+
+    /// Cursor moves along the row inside a frame (`ESC[nC`, `ESC[nD`, `ESC[nG` past
+    /// the first column) are part of the frame: the frames collapse to the last one.
+    /// (Each move ended the frame, so every redraw was kept as a line of its own.)
+    #[test]
+    fn moves_along_the_row_stay_inside_the_frame() {
+        let (out, n) = r(&[&b"a\x1b[5Cb\r"[..]; 2000].concat());
+        assert_eq!((out.as_str(), n), ("a     b", 1999));
+        let (out, n) = r(b"get 10%\x1b[3D11\rget 20%\x1b[3D21\rget 30%\x1b[8Gz\n");
+        assert_eq!((out.as_str(), n), ("get 30%z\n", 2));
+        let (out, n) = r(b"get 10%\x1b[3D11\rget 20%\x1b[3D21\n");
+        assert_eq!((out.as_str(), n), ("get 21%\n", 1));
     }
 
     #[test]
