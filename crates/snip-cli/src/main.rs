@@ -63,8 +63,14 @@ fn main() -> ExitCode {
             }));
         }
     }
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return usage_error(e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
     if let Some(msg) = misplaced_filter_flag(&matches) {
         eprintln!("snip: {msg}");
         return ExitCode::from(2);
@@ -135,4 +141,50 @@ fn survive_file_size_limit() {
     let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Failing to install it leaves the default action: nothing else to do.
     let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, seen);
+}
+
+/// A command-line error as one line on stderr, status 2: clap's message, the usage
+/// line it names, and where to read more (clap prints them on five lines or so).
+/// `--help` and `--version` print as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    eprintln!("snip: {}", one_line_usage_error(&e.render().to_string()));
+    ExitCode::from(2)
+}
+
+/// clap's rendered error (`error: …`, a tip, `Usage: …`, `For more information, try
+/// '--help'.`) as one line: `… (usage: …; try '--help')`.
+fn one_line_usage_error(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let first = lines.first().copied().unwrap_or("invalid arguments");
+    let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    // What a message ending in ':' lists (the missing arguments).
+    for l in lines.iter().skip(1).take_while(|l| {
+        !["tip: ", "Usage: ", "For more"]
+            .iter()
+            .any(|p| l.starts_with(p))
+    }) {
+        out.push(' ');
+        out.push_str(l);
+    }
+    if let Some(tip) = lines.iter().find_map(|l| l.strip_prefix("tip: ")) {
+        out.push_str(&format!(" ({tip})"));
+    }
+    if let Some(usage) = lines.iter().find_map(|l| l.strip_prefix("Usage: ")) {
+        out.push_str(&format!("; usage: {usage}"));
+    }
+    out.push_str("; try '--help'");
+    out
 }

@@ -422,3 +422,45 @@ fn a_large_json_document_stays_json() {
     assert!(o.stdout.len() < 64 * 1024, "{}", o.stdout.len());
     serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("valid JSON");
 }
+
+/// A command-line error is one line on stderr with the usage line, status 2 (clap's
+/// own message ran to four to six lines); `--help` still prints the whole help.
+#[test]
+fn a_bad_flag_is_one_line_with_the_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--bogus"], "unexpected argument '--bogus'"),
+        (
+            &["restore"],
+            "required arguments were not provided: <ID|CALL>",
+        ),
+        (&["restore", "x", "--lines", "-1:3"], "use '-- -1'"),
+        (
+            &["restore", "x", "--bytes", "1:2", "--lines", "1:2"],
+            "cannot be used with",
+        ),
+        (
+            &["restore", "x", "--bytes", "0:5", "--context", "2"],
+            "--context applies to a search only",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = snip(dir.path()).args(*args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("snip") && err.contains(want),
+            "{args:?}: {err}"
+        );
+    }
+    let o = snip(dir.path())
+        .args(["restore", "--bogus"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("usage: snip restore"), "{err}");
+    let o = snip(dir.path()).arg("--help").output().unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).lines().count() > 10);
+}

@@ -53,6 +53,23 @@ fn unparsable_lines_are_ignored_and_the_session_goes_on() {
     assert!(v.get("id").is_none_or(Value::is_null), "{v}");
     send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
     assert_eq!(next()["id"], 3);
+    // `arguments` not an object: rmcp cannot decode the request and answers -32601
+    // with the method as its message (docs/mcp.md, "Errors"); the session goes on.
+    send(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"snip_restore","arguments":"notanobject"}}"#,
+    );
+    let v = next();
+    assert_eq!(
+        (
+            v["id"].as_i64(),
+            &v["error"]["code"],
+            &v["error"]["message"]
+        ),
+        (Some(4), &Value::from(-32601), &Value::from("tools/call")),
+        "{v}"
+    );
+    send(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+    assert_eq!(next()["id"], 5);
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }

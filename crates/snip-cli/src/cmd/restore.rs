@@ -119,6 +119,10 @@ fn request(args: &Args) -> Result<RestoreRequest> {
         req.max_bytes = args.max_bytes;
     }
     if args.context.is_some() {
+        anyhow::ensure!(
+            req.mode == RestoreMode::Search,
+            "--context applies to a search only (--search TEXT, or a pasted search call)"
+        );
         req.context = args.context;
     }
     Ok(req)
