@@ -15,7 +15,8 @@
 //! held (or extends it, as `… Done` ends `… 98%`), it replaces it (one frame removed); if the stems differ, the older text is kept
 //! on its own line (text written between redraws is never lost). Whitespace-only frames
 //! are skipped, unless they are at least as wide as the row (an erase: a terminal shows
-//! nothing there). Erase escapes discard what they erase (counted as frames removed).
+//! nothing there); a skipped (or empty) frame that is not the first of its line counts
+//! as removed. Erase escapes discard what they erase (counted as frames removed).
 //! Absolute cursor positioning (`ESC[r;cH`, as apt draws its `Progress:` status line)
 //! writes to a status row that is shown at the end only if it is still on screen.
 //! SGR, OSC (incl. OSC 8 links) and mode escapes are dropped here and counted for
@@ -311,8 +312,15 @@ fn render_frames(
             if input.get(p + 1) == Some(&b'\n') {
                 continue;
             }
+            let before = frames;
             write(&mut row, first, seg, p);
             resolve(&mut row, &mut frames);
+            if frames == before && !first && is_blank(&input[seg..p]) {
+                // A blank or empty frame that erased nothing (`\r\r`, `  \r` over a
+                // blank row) is skipped: a frame removed. Not the first of a line
+                // (`\ronly one frame` stays as it is).
+                frames += 1;
+            }
             first = false;
         } else {
             if let Some(s) = starts.as_mut() {
@@ -390,6 +398,11 @@ struct Term {
     col: Option<usize>,
     /// The column was set by `\r` or CHA (frame semantics) rather than by backspace.
     frame_origin: bool,
+    /// A `\r` was seen on this line, and what was drawn since the last one is blank:
+    /// unless resolving it removed a frame, the next `\r` skips a blank frame
+    /// (counted as removed, as the plain path does).
+    cr_in_line: bool,
+    blank_since_cr: bool,
     pending: Option<Pending>,
     /// The position `ESC 7` / `ESC[s` saved: absolute row, column in cells.
     saved: Option<(usize, usize)>,
@@ -444,6 +457,8 @@ impl Term {
             cur: 0,
             col: None,
             frame_origin: false,
+            cr_in_line: false,
+            blank_since_cr: true,
             pending: None,
             saved: None,
             status: BTreeMap::new(),
@@ -508,6 +523,9 @@ impl Term {
                 }
             }
             if next > 0 {
+                if self.blank_since_cr && !is_blank(&rest[..next]) {
+                    self.blank_since_cr = false;
+                }
                 // Writing at a column (not appending) walks the row.
                 if self.col.is_some() && !self.charge() {
                     return;
@@ -519,20 +537,29 @@ impl Term {
             match rest[0] {
                 b'\n' => {
                     self.newline(Eol::Lf);
+                    self.cr_in_line = false;
                     i += 1;
                 }
                 b'\r' => {
                     if rest.get(1) == Some(&b'\n') {
                         self.newline(Eol::CrLf);
+                        self.cr_in_line = false;
                         i += 2;
                     } else {
+                        let before = self.frames_removed;
                         self.resolve();
+                        if self.cr_in_line && self.blank_since_cr && self.frames_removed == before {
+                            self.frames_removed += 1;
+                        }
+                        self.cr_in_line = true;
+                        self.blank_since_cr = true;
                         self.col = Some(0);
                         self.frame_origin = true;
                         i += 1;
                     }
                 }
                 0x08 => {
+                    self.blank_since_cr = false;
                     if !self.charge() {
                         return;
                     }
@@ -545,6 +572,7 @@ impl Term {
                     i += 1;
                 }
                 _ => {
+                    self.blank_since_cr = false;
                     if !self.charge() {
                         return;
                     }
@@ -1364,6 +1392,28 @@ mod tests {
         assert_eq!((out.as_str(), n), ("get 30%z\n", 2));
         let (out, n) = r(b"get 10%\x1b[3D11\rget 20%\x1b[3D21\n");
         assert_eq!((out.as_str(), n), ("get 21%\n", 1));
+    }
+
+    /// Blank and empty frames that erase nothing are skipped and counted (a spinner
+    /// clearing its line with bare `\r`s was left whole, 100 KB of `\r` elided as
+    /// text); the first `\r` of a line is no redraw (`\ronly one frame` stays).
+    #[test]
+    fn blank_redraws_are_removed_frames() {
+        let cases: &[(&[u8], &str, u64)] = &[
+            (&[b'\r'; 1000], "", 999),
+            (&b"  \r".repeat(500), "", 499),
+            (&[&[b'\r'; 500][..], b"done\n"].concat(), "done\n", 499),
+            (b"get 10%\r\rget 20%\r  \rget 30%\n", "get 30%\n", 4),
+            (b"\ronly one frame\n", "\ronly one frame\n", 0),
+        ];
+        for (input, want, frames) in cases {
+            assert_eq!(r(input), (want.to_string(), *frames), "{input:?}");
+            // The emulator counts the same (a colour escape sends the input to it).
+            let mut coloured = b"\x1b[0m\n".to_vec();
+            coloured.extend_from_slice(input);
+            let t = render_term(&coloured, 0).map_or(0, |x| x.frames_removed);
+            assert_eq!(t, *frames, "{input:?}");
+        }
     }
 
     #[test]
