@@ -256,15 +256,14 @@ fn render_frames(
         row.stem = Some((new, cur));
         let prev_blank = old.0 == prev.1;
         if cur.0 == new.1 {
+            // A blank frame: an erase of the row, or skipped; removed either way.
             if wide(new) >= wide(prev) {
                 row.text = (new.0, new.0);
                 row.erased = true;
-                if !prev_blank {
-                    *frames += 1;
-                }
             } else {
                 row.text = prev;
             }
+            *frames += 1;
         } else if same_stem(&input[cur.0..cur.1], &input[old.0..old.1]) {
             *frames += 1;
         } else if !prev_blank {
@@ -312,13 +311,14 @@ fn render_frames(
             if input.get(p + 1) == Some(&b'\n') {
                 continue;
             }
-            let before = frames;
+            let erased = row.erased;
             write(&mut row, first, seg, p);
-            resolve(&mut row, &mut frames);
-            if frames == before && !first && is_blank(&input[seg..p]) {
-                // A blank or empty frame that erased nothing (`\r\r`, `  \r` over a
-                // blank row) is skipped: a frame removed. Not the first of a line
-                // (`\ronly one frame` stays as it is).
+            if row.pending.is_some() {
+                resolve(&mut row, &mut frames);
+            } else if !first && (p == seg || (erased && is_blank(&input[seg..p]))) {
+                // An empty frame (`\r\r`), or a blank one over an erased row, is
+                // skipped: a frame removed. Not the first of a line (`\ronly one
+                // frame` stays as it is).
                 frames += 1;
             }
             first = false;
@@ -399,10 +399,13 @@ struct Term {
     /// The column was set by `\r` or CHA (frame semantics) rather than by backspace.
     frame_origin: bool,
     /// A `\r` was seen on this line, and what was drawn since the last one is blank:
-    /// unless resolving it removed a frame, the next `\r` skips a blank frame
-    /// (counted as removed, as the plain path does).
+    /// with no frame pending under it, the next `\r` skips a blank frame (counted as
+    /// removed, as the plain path does).
     cr_in_line: bool,
     blank_since_cr: bool,
+    /// Anything was drawn since the last `\r`, and whether the row was erased then.
+    drawn_since_cr: bool,
+    erased_at_cr: bool,
     pending: Option<Pending>,
     /// The position `ESC 7` / `ESC[s` saved: absolute row, column in cells.
     saved: Option<(usize, usize)>,
@@ -459,6 +462,8 @@ impl Term {
             frame_origin: false,
             cr_in_line: false,
             blank_since_cr: true,
+            drawn_since_cr: false,
+            erased_at_cr: false,
             pending: None,
             saved: None,
             status: BTreeMap::new(),
@@ -523,6 +528,7 @@ impl Term {
                 }
             }
             if next > 0 {
+                self.drawn_since_cr = true;
                 if self.blank_since_cr && !is_blank(&rest[..next]) {
                     self.blank_since_cr = false;
                 }
@@ -546,13 +552,19 @@ impl Term {
                         self.cr_in_line = false;
                         i += 2;
                     } else {
-                        let before = self.frames_removed;
-                        self.resolve();
-                        if self.cr_in_line && self.blank_since_cr && self.frames_removed == before {
+                        if self.pending.is_some() {
+                            self.resolve();
+                        } else if self.cr_in_line
+                            && (!self.drawn_since_cr || (self.erased_at_cr && self.blank_since_cr))
+                        {
+                            // As the plain path: an empty frame, or a blank one over an
+                            // erased row, skipped.
                             self.frames_removed += 1;
                         }
                         self.cr_in_line = true;
                         self.blank_since_cr = true;
+                        self.drawn_since_cr = false;
+                        self.erased_at_cr = self.on_status.is_none() && self.row().erased;
                         self.col = Some(0);
                         self.frame_origin = true;
                         i += 1;
@@ -560,6 +572,7 @@ impl Term {
                 }
                 0x08 => {
                     self.blank_since_cr = false;
+                    self.drawn_since_cr = true;
                     if !self.charge() {
                         return;
                     }
@@ -573,6 +586,7 @@ impl Term {
                 }
                 _ => {
                     self.blank_since_cr = false;
+                    self.drawn_since_cr = true;
                     if !self.charge() {
                         return;
                     }
@@ -658,15 +672,14 @@ impl Term {
         let src = self.line_no;
         let row = self.row();
         if is_blank(&row.text) {
+            // A blank frame: an erase of the row, or skipped; removed either way.
             if width(&row.text) >= width(&p.prev) {
                 row.text.clear();
                 row.erased = true;
-                if !is_blank(&p.prev) {
-                    self.frames_removed += 1;
-                }
             } else {
                 std::mem::swap(&mut row.text, &mut p.prev);
             }
+            self.frames_removed += 1;
             self.recycle(p.prev);
         } else if same_bar(&row.text, &p.prev) {
             self.frames_removed += 1;
