@@ -1,0 +1,170 @@
+//! `terminal-render` against a terminal emulator (the `vt100` crate): for progress
+//! output a terminal would show the same way under snip's rules, the lines snip keeps
+//! are the rows the terminal shows.
+//!
+//! snip's rules and a terminal agree when every redraw of a line shares its stem and
+//! is at least as wide as the one before (a terminal then shows the last redraw whole;
+//! snip keeps the last frame), and when cursor moves inside a frame stay within what the
+//! frame has drawn (snip draws each frame into an emptied row; a terminal keeps the
+//! cells a frame skips). The generator keeps to that; what differs on purpose (text
+//! written between redraws kept on a line of its own, shorter last frames) is in
+//! docs/contract.md.
+
+use proptest::prelude::*;
+use snip_core::{compress, Config, NoStore};
+
+/// One progress line: `frames` redraws of `stem` with a fixed-width count and bar,
+/// some with a cursor move back over the count and a new count written there, some
+/// cleared first (`ESC[2K`), some ending with `ESC[K`; the last may say `, done.`.
+#[derive(Debug, Clone)]
+struct Progress {
+    stem: &'static str,
+    steps: Vec<(u16, u8)>,
+    done: bool,
+    bar: bool,
+}
+
+fn progress() -> impl Strategy<Value = Progress> {
+    let stems = prop::sample::select(vec![
+        "get ",
+        "Downloading model.bin ",
+        "Receiving objects: ",
+        "remote: Counting objects: ",
+        "step ",
+        "⠋ building crate ",
+    ]);
+    (
+        stems,
+        prop::collection::vec((0u16..=100, 0u8..8), 1..40),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(stem, mut steps, done, bar)| {
+            steps.sort_by_key(|s| s.0);
+            Progress {
+                stem,
+                steps,
+                done,
+                bar,
+            }
+        })
+}
+
+impl Progress {
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let last = self.steps.len() - 1;
+        for (k, &(pct, style)) in self.steps.iter().enumerate() {
+            if k > 0 {
+                out.push(b'\r');
+            }
+            if style & 1 == 1 {
+                out.extend_from_slice(b"\x1b[2K");
+            }
+            out.extend_from_slice(self.stem.as_bytes());
+            if self.bar {
+                let filled = usize::from(pct) / 10;
+                out.push(b'|');
+                out.extend_from_slice("█".repeat(filled).as_bytes());
+                out.extend_from_slice(" ".repeat(10 - filled).as_bytes());
+                out.extend_from_slice(b"| ");
+            }
+            if style & 2 == 2 && pct < 100 {
+                // A count drawn, then corrected in place: back over it, write anew.
+                out.extend_from_slice(format!("{:>3}%", pct / 2).as_bytes());
+                out.extend_from_slice(b"\x1b[4D");
+            }
+            out.extend_from_slice(format!("{pct:>3}%").as_bytes());
+            if k == last && self.done {
+                out.extend_from_slice(b", done.");
+            }
+            if style & 4 == 4 {
+                out.extend_from_slice(b"\x1b[K");
+            }
+        }
+        out.push(b'\n');
+        out
+    }
+}
+
+/// The rows a terminal shows for `input` (a tty turns `\n` into `\r\n`), trailing
+/// blanks trimmed, trailing empty rows dropped.
+fn screen(input: &[u8]) -> Vec<String> {
+    let mut tty = Vec::with_capacity(input.len() + 64);
+    for (i, &b) in input.iter().enumerate() {
+        if b == b'\n' && (i == 0 || input[i - 1] != b'\r') {
+            tty.push(b'\r');
+        }
+        tty.push(b);
+    }
+    let mut p = vt100::Parser::new(200, 400, 0);
+    p.process(&tty);
+    let mut rows: Vec<String> = p
+        .screen()
+        .rows(0, 400)
+        .map(|r| r.trim_end().to_string())
+        .collect();
+    while rows.last().is_some_and(String::is_empty) {
+        rows.pop();
+    }
+    rows
+}
+
+/// A first line of 300 redraws, so that rendering pays for its marker and the output
+/// is used however short the rest is (small results that would grow are returned as
+/// they came).
+fn warm_up() -> Vec<u8> {
+    let mut v: Vec<u8> = (0..300)
+        .flat_map(|i| format!("warm-up {i}\r").into_bytes())
+        .collect();
+    v.extend_from_slice(b"warm-up done\n");
+    v
+}
+
+/// The lines snip keeps, without its markers, trailing blanks trimmed, trailing
+/// empty lines dropped.
+fn kept(input: &[u8]) -> Vec<String> {
+    let o = compress(input, &Config::default(), &mut NoStore);
+    assert!(o.changed, "{}", String::from_utf8_lossy(input));
+    let mut lines: Vec<String> = String::from_utf8(o.output)
+        .expect("UTF-8 in, UTF-8 out")
+        .lines()
+        .filter(|l| !l.starts_with("[snip: "))
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Progress lines between plain log lines: snip keeps what the terminal shows.
+    #[test]
+    fn kept_lines_are_the_terminal_rows(
+        lines in prop::collection::vec(
+            prop_oneof![
+                3 => progress().prop_map(|p| p.bytes()),
+                1 => "[a-z ]{1,30}".prop_map(|s| format!("{s}\n").into_bytes()),
+            ],
+            1..8,
+        )
+    ) {
+        let input = [warm_up(), lines.concat()].concat();
+        prop_assert_eq!(kept(&input), screen(&input), "{}", String::from_utf8_lossy(&input));
+    }
+}
+
+/// The oracle itself: a redraw that skips cells shows the older frame there on a
+/// terminal, which snip's rules (a frame drawn into an emptied row) do not; the
+/// generator above never skips cells.
+#[test]
+fn the_oracle_sees_what_a_terminal_shows() {
+    assert_eq!(screen(b"get 10%\rget 20%\n"), ["get 20%"]);
+    assert_eq!(screen(b"get 100%\rget 5%\n"), ["get 5%0%"]);
+    assert_eq!(screen(b"a12345b\ra\x1b[5Cb\n"), ["a12345b"]);
+    let input = [warm_up(), b"a12345b\ra\x1b[5Cb\n".to_vec()].concat();
+    assert_eq!(kept(&input)[1..], ["a12345b", "a     b"]);
+}
