@@ -207,6 +207,12 @@ impl<'a> Doc<'a> {
 
     /// Renders the document; markers quote `id` when the original is retained.
     pub(crate) fn render(&self, id: Option<&str>) -> Vec<u8> {
+        self.render_markers_as(id, false)
+    }
+
+    /// [`Doc::render`], with each marker line written as a JSON string when `json` (JSON
+    /// Lines, where every line must be a JSON value). Footer markers stay plain text.
+    pub(crate) fn render_markers_as(&self, id: Option<&str>, json: bool) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.buf.len().min(1 << 24) + 256);
         let mut scratch = String::new();
         let last = self.lines.len().saturating_sub(1);
@@ -215,7 +221,11 @@ impl<'a> Doc<'a> {
                 Some(i) => {
                     scratch.clear();
                     self.markers[i as usize].render_into(id, &mut scratch);
-                    out.extend_from_slice(scratch.as_bytes());
+                    if json {
+                        crate::rules::json_fields::push_quoted(&scratch, &mut out);
+                    } else {
+                        out.extend_from_slice(scratch.as_bytes());
+                    }
                 }
                 None => out.extend_from_slice(&self.buf[l.start..l.end]),
             }

@@ -219,6 +219,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     }
 }
 
+/// Bytes of the budget set aside for quoting JSON Lines' marker lines as JSON strings.
+const JSON_MARKER_ROOM: usize = 64;
+
 /// JSON Lines over the budget after `json-fields`: `head-tail-elide` on its whole lines
 /// (each kept line stays a valid document; markers use original line numbers).
 fn json_lines_elided(
@@ -231,10 +234,14 @@ fn json_lines_elided(
     let mut doc = Doc::from_raw(&text);
     let raw = RawIndex::new(input);
     let mut rules: Vec<RuleReport> = report.into_iter().collect();
-    // Whole lines only: a line cut to fit would not be a JSON document.
-    elide_within_budget(&mut doc, config, &raw, false, false);
+    // Whole lines only: a line cut to fit would not be a JSON document. Each marker line
+    // is a JSON string, so every line stays a JSON value; the room its quotes and
+    // escapes take (about 12 bytes a marker) is set aside.
+    let mut cfg = config.clone();
+    cfg.max_bytes = cfg.max_bytes.saturating_sub(JSON_MARKER_ROOM);
+    elide_within_budget(&mut doc, &cfg, &raw, false, false);
     rules.extend(elision_report(&doc));
-    let output = doc.render(retained_id(&retention));
+    let output = doc.render_markers_as(retained_id(&retention), true);
     Outcome {
         changed: true,
         original_bytes: input.len(),

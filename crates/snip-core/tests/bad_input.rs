@@ -150,11 +150,16 @@ fn json_lines_over_budget_keep_whole_valid_lines() {
     }
     let o = check(s.as_bytes());
     assert!(o.changed && o.output.len() <= snip_core::Config::default().max_bytes);
+    // Every line is a JSON value, the marker too (a JSON string holding it).
+    let mut markers = 0;
     for line in String::from_utf8(o.output).unwrap().lines() {
-        if !line.starts_with("[snip:") {
-            serde_json::from_str::<serde_json::Value>(line).expect("each kept line is valid");
+        let v: serde_json::Value = serde_json::from_str(line).expect("each line is valid");
+        if let Some(m) = v.as_str().and_then(snip_core::marker::parse) {
+            assert!(m.lines.is_some() && m.bytes.is_some(), "{line}");
+            markers += 1;
         }
     }
+    assert!(markers >= 1);
 }
 
 /// Backspaces render as a terminal shows them: text written over is gone, and the

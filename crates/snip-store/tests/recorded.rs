@@ -16,7 +16,15 @@ fn markers(output: &[u8]) -> Vec<(String, String)> {
     let mut texts = Vec::new();
     match serde_json::from_slice::<serde_json::Value>(output) {
         Ok(v) => collect_strings(&v, &mut texts),
-        Err(_) => texts.push(String::from_utf8_lossy(output).into_owned()),
+        Err(_) => {
+            // Text, or JSON Lines, whose marker lines are JSON strings: decoded.
+            for line in String::from_utf8_lossy(output).lines() {
+                match serde_json::from_str::<serde_json::Value>(line) {
+                    Ok(serde_json::Value::String(m)) => texts.push(m),
+                    _ => texts.push(line.to_string()),
+                }
+            }
+        }
     }
     let mut out = Vec::new();
     for t in texts {
@@ -90,6 +98,10 @@ fn markers_restore_calls_return_what_they_promise() {
         .chain(*b"\n")
         .collect();
     inputs.push(("one coloured line".into(), coloured));
+    let jsonl: String = (0..5000)
+        .map(|i| format!("{{\"seq\": {i}, \"msg\": \"event number {i}\"}}\n"))
+        .collect();
+    inputs.push(("json lines".into(), jsonl.into_bytes()));
     for (name, original) in inputs {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(
@@ -241,6 +253,10 @@ fn a_full_store_gives_lossless_only_output_and_no_error() {
         .chain(*b"\n")
         .collect();
     inputs.push(("one coloured line".into(), coloured));
+    let jsonl: String = (0..5000)
+        .map(|i| format!("{{\"seq\": {i}, \"msg\": \"event number {i}\"}}\n"))
+        .collect();
+    inputs.push(("json lines".into(), jsonl.into_bytes()));
     for (name, original) in inputs {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(outcome.failed_open.is_none(), "{name}");

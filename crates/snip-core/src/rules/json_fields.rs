@@ -1173,7 +1173,7 @@ impl CutIndex {
 }
 
 /// Appends `text` as a JSON string literal, quotes included.
-fn push_quoted(text: &str, out: &mut Vec<u8>) {
+pub(crate) fn push_quoted(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     encode(text.as_bytes(), out);
     out.push(b'"');
