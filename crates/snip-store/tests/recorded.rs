@@ -90,19 +90,7 @@ fn markers_restore_calls_return_what_they_promise() {
     let config = Config::default();
     let mut calls = 0;
     let mut rebuilt = 0;
-    let mut inputs = corpus();
-    inputs.push(("long salient line".into(), long_error_line_log()));
-    // One coloured line of 1.2 MB: rendered, then cut at both ends.
-    let coloured: Vec<u8> = (0..20_000)
-        .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
-        .chain(*b"\n")
-        .collect();
-    inputs.push(("one coloured line".into(), coloured));
-    let jsonl: String = (0..5000)
-        .map(|i| format!("{{\"seq\": {i}, \"msg\": \"event number {i}\"}}\n"))
-        .collect();
-    inputs.push(("json lines".into(), jsonl.into_bytes()));
-    for (name, original) in inputs {
+    for (name, original) in inputs() {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(
             outcome.failed_open.is_none(),
@@ -183,6 +171,24 @@ fn markers_restore_calls_return_what_they_promise() {
     eprintln!("{calls} marker restore calls checked, {rebuilt} outputs rebuilt exactly");
 }
 
+/// The corpus captures, and inputs that take other paths: a long salient line (an
+/// island's window), one coloured line of 1.2 MB (rendered, then cut at both ends),
+/// JSON Lines over the budget (whole lines elided, JSON-string markers).
+fn inputs() -> Vec<(String, Vec<u8>)> {
+    let mut inputs = corpus();
+    inputs.push(("long salient line".into(), long_error_line_log()));
+    let coloured: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
+        .chain(*b"\n")
+        .collect();
+    inputs.push(("one coloured line".into(), coloured));
+    let jsonl: String = (0..5000)
+        .map(|i| format!("{{\"seq\": {i}, \"msg\": \"event number {i}\"}}\n"))
+        .collect();
+    inputs.push(("json lines".into(), jsonl.into_bytes()));
+    inputs
+}
+
 /// A log with a 6 KB error line in its middle, which an island shows a window of.
 fn long_error_line_log() -> Vec<u8> {
     let mut log = String::new();
@@ -245,19 +251,7 @@ fn a_full_store_gives_lossless_only_output_and_no_error() {
     let handle = StoreHandle::Open(Store::open(store.options()).unwrap());
     let config = Config::default();
     let mut over = 0;
-    let mut inputs = corpus();
-    inputs.push(("long salient line".into(), long_error_line_log()));
-    // One coloured line of 1.2 MB: rendered, then cut at both ends.
-    let coloured: Vec<u8> = (0..20_000)
-        .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
-        .chain(*b"\n")
-        .collect();
-    inputs.push(("one coloured line".into(), coloured));
-    let jsonl: String = (0..5000)
-        .map(|i| format!("{{\"seq\": {i}, \"msg\": \"event number {i}\"}}\n"))
-        .collect();
-    inputs.push(("json lines".into(), jsonl.into_bytes()));
-    for (name, original) in inputs {
+    for (name, original) in inputs() {
         let outcome = compress_recorded(&original, &config, &handle, "test");
         assert!(outcome.failed_open.is_none(), "{name}");
         assert!(
