@@ -108,17 +108,28 @@ def restore(
     request: it answers ``invalid``. ``opts`` override store variables
     (``store_dir=...``).
     """
-    return _core().restore(  # type: ignore[no-any-return]
-        id,
-        mode,
-        start=start,
-        end=end,
-        query=query,
-        field=field,
-        max_bytes=max_bytes,
-        context=context,
-        **opts,
-    )
+    core = _core()
+    try:
+        return core.restore(  # type: ignore[no-any-return]
+            id,
+            mode,
+            start=start,
+            end=end,
+            query=query,
+            field=field,
+            max_bytes=max_bytes,
+            context=context,
+            **opts,
+        )
+    except (TypeError, ValueError, OverflowError) as exc:
+        # An argument the binding cannot convert (bytes for the id, a float, a number
+        # past 64 bits): answered like any other bad request.
+        return {  # type: ignore[typeddict-item]
+            "status": "invalid",
+            "id": id if isinstance(id, str) else None,
+            "content": None,
+            "note": f"bad argument: {exc}",
+        }
 
 
 def config(**opts: Any) -> ConfigDict:

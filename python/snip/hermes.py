@@ -25,6 +25,7 @@ returns an empty string. With the native core missing, nothing changes.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import logging
@@ -50,8 +51,9 @@ IDENTITY_KEYS = frozenset(
 )
 #: Default budget in bytes when ``SNIP_MAX_BYTES`` is unset (the core's default).
 DEFAULT_MAX_BYTES = 24_576
-#: The smallest budget the core accepts, in bytes.
-MIN_BUDGET = 256
+#: The smallest budget the core accepts, in bytes (`SNIP_MAX_BYTES` at least 1024):
+#: a part of a cut output given less would be left as it is.
+MIN_BUDGET = 1024
 #: Strings shorter than this (in characters) with no ``\r``/ESC/``\b`` are left alone
 #: inside JSON results: no rule could shorten them.
 MIN_FIELD_CHARS = 64
@@ -95,6 +97,18 @@ def _budget() -> int:
     except ValueError:
         return DEFAULT_MAX_BYTES
     return max(value, MIN_BUDGET)
+
+
+def _bad_budget_setting() -> bool:
+    """Whether ``SNIP_MAX_BYTES`` is set to something the core refuses (not a whole
+    number of at least 1024 bytes)."""
+    raw = os.environ.get("SNIP_MAX_BYTES", "").strip().replace("_", "")
+    if not raw:
+        return False
+    try:
+        return int(raw) < MIN_BUDGET
+    except ValueError:
+        return True
 
 
 def _over(text: str, budget: int) -> bool:
@@ -197,6 +211,10 @@ def _compress_around(output: str, notice: re.Match[str], source: str) -> str | N
     total = len(head) + len(tail)
     if total == 0:
         return None
+    if _bad_budget_setting():
+        # The core would refuse it and pass the output through; the explicit share
+        # below would hide it.
+        return None
     budget = _budget()
     parts = []
     for part in (head, tail):
@@ -234,11 +252,18 @@ def transform_tool_result(
     if tool_name not in PROCESS_TOOLS and not over:
         return None
     source = f"hermes:{tool_name or 'tool'}"
+    exact = _ExactNumbers()
     try:
-        data = json.loads(result)
+        data = json.loads(result, parse_float=exact.float, parse_constant=exact.constant)
     except ValueError:
         # Plain text result: compress it whole when over the budget.
         return _compress(result, source) if over else None
+    if not exact.ok:
+        # A number Python would write back differently (0.10000000000000000555,
+        # 1E5, 1e400 as Infinity): only the core's JSON rule, which keeps number text
+        # as it is, may touch the document.
+        whole = _compress(result, source) if over else None
+        return whole if whole is not None and _is_json(whole) else None
     new, changed = _compress_fields(data, source)
     text = json.dumps(new, ensure_ascii=False) if changed else result
     if _over(text, budget):
@@ -248,6 +273,25 @@ def transform_tool_result(
         if whole is not None and _is_json(whole):
             return whole
     return text if changed else None
+
+
+class _ExactNumbers:
+    """``json.loads`` hooks that note whether every number would be written back as
+    it was read (``json.dumps`` writes ``repr(float)``; ``NaN``/``Infinity`` are not
+    JSON)."""
+
+    def __init__(self) -> None:
+        self.ok = True
+
+    def float(self, text: str) -> float:
+        value = float(text)
+        if repr(value) != text:
+            self.ok = False
+        return value
+
+    def constant(self, text: str) -> float:
+        self.ok = False
+        return float(text)
 
 
 def _compress_fields(value: Any, source: str, key: str | None = None) -> tuple[Any, bool]:
@@ -399,6 +443,13 @@ def snip_restore(args: Any = None, **kwargs: Any) -> str:
     try:
         if not isinstance(args, dict) or not isinstance(args.get("id"), str):
             return _restore_error("invalid", "snip_restore needs an 'id' string (sn_...).")
+        unknown = sorted(str(k) for k in args if k != "id" and k not in RESTORE_ARGS)
+        if unknown:
+            return _restore_error(
+                "invalid",
+                f"unknown argument(s) {', '.join(unknown)}; snip_restore takes id, "
+                + ", ".join(RESTORE_ARGS),
+            )
         call: dict[str, Any] = {}
         for name in RESTORE_ARGS:
             value = args.get(name)
@@ -408,6 +459,8 @@ def snip_restore(args: Any = None, **kwargs: Any) -> str:
                 value = int(value.strip())
             call[name] = value
         response = dict(snip._core().restore(args["id"], **call, **_store_opts()))
+        if call.get("mode", "bytes") == "bytes" and response.get("status") == "ok":
+            response = _whole_tokens(args["id"], call, response)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except ImportError:
@@ -419,6 +472,90 @@ def snip_restore(args: Any = None, **kwargs: Any) -> str:
     except Exception:  # noqa: BLE001 - never return unredacted content
         return _restore_error("error", "secret redaction failed; the content is withheld.")
     return json.dumps(response, ensure_ascii=False)
+
+
+#: How far a ``bytes`` page's ends may move to keep a token whole (bytes).
+TOKEN_MARGIN = 1024
+
+
+def _page_bytes(response: dict[str, Any]) -> bytes | None:
+    """A restore page's exact bytes (``content_base64`` when the text is lossy)."""
+    b64 = response.get("content_base64")
+    if isinstance(b64, str):
+        return base64.b64decode(b64)
+    content = response.get("content")
+    return content.encode("utf-8", "surrogatepass") if isinstance(content, str) else None
+
+
+def _whole_tokens(sid: str, call: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """Moves a ``bytes`` page's ends off the inside of a token (a run of non-blank
+    bytes), so that redaction, which reads one page at a time, sees every token
+    whole: a secret cut across two pages (or by a small ``max_bytes``) matched no
+    pattern and came back unmasked. A start inside a token moves back to the token's
+    start; an end inside one moves back to the last blank in the page, or, with none,
+    forward to the token's end; by at most :data:`TOKEN_MARGIN` bytes each. ``start``,
+    ``end`` and ``next`` say where the page really is, so following ``next`` still
+    reads every byte once."""
+    page = _page_bytes(response)
+    start, end, total = response.get("start"), response.get("end"), response.get("total_bytes")
+    if page is None or not all(isinstance(v, int) for v in (start, end, total)):
+        return response
+    want_end = call.get("end") if isinstance(call.get("end"), int) else total
+    want_end = min(want_end, total)
+    opts = {k: v for k, v in call.items() if k == "field"}
+
+    def raw(a: int, b: int) -> bytes:
+        if b <= a:
+            return b""
+        r = snip._core().restore(
+            sid, "bytes", start=a, end=b, max_bytes=b - a, **opts, **_store_opts()
+        )
+        got = _page_bytes(dict(r)) if r.get("status") == "ok" else None
+        return got or b""
+
+    blank = b" \t\r\n\f\v"
+
+    def last_blank(b: bytes) -> int:
+        return max(b.rfind(bytes([c])) for c in blank)
+
+    def first_blank(b: bytes) -> int:
+        found = [k for k in (b.find(bytes([c])) for c in blank) if k >= 0]
+        return min(found) if found else -1
+
+    moved = False
+    if start > 0 and page and page[0] not in blank:
+        left = raw(max(0, start - TOKEN_MARGIN), start)
+        cut = last_blank(left)
+        if left and left[-1] not in blank and (cut >= 0 or len(left) == start):
+            # Back to the token's start (or the original's, if it starts there).
+            page = left[cut + 1 :] + page
+            start -= len(left) - cut - 1
+            moved = True
+    if end < total and page and page[-1] not in blank:
+        right = raw(end, min(total, end + TOKEN_MARGIN))
+        if right and right[0] not in blank:
+            cut = last_blank(page)
+            stop = first_blank(right)
+            if cut >= 0:
+                end -= len(page) - cut - 1
+                page = page[: cut + 1]
+                moved = True
+            elif stop >= 0 or end + len(right) == total:
+                stop = len(right) if stop < 0 else stop
+                page += right[:stop]
+                end += stop
+                moved = True
+    if not moved:
+        return response
+    response["start"], response["end"] = start, end
+    response["next"] = end if end < want_end else None
+    try:
+        response["content"] = page.decode("utf-8")
+        response.pop("content_base64", None)
+    except UnicodeDecodeError:
+        response["content"] = page.decode("utf-8", "replace")
+        response["content_base64"] = base64.b64encode(page).decode("ascii")
+    return response
 
 
 def _redact(response: dict[str, Any]) -> dict[str, Any]:

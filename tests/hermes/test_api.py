@@ -210,3 +210,63 @@ def test_lone_surrogates_fail_open(store: Path) -> None:
     assert r["original_bytes"] == len(text.encode("utf-8", "surrogatepass"))
     messages = openai_conversation(6) + [{"role": "user", "content": "\udcff"}]
     assert snip.compress_messages(messages, keep_last=2, min_messages=4) is messages
+
+
+def test_restore_arguments_of_the_wrong_type_are_answers(store: Path) -> None:
+    """`restore` never raises for a bad request: an id given as bytes (or a float for a
+    number) is answered `invalid`, as `None` and `5` were."""
+    for args, kwargs in (((b"sn_" + b"0" * 24,), {}), (("sn_" + "0" * 24,), {"start": 1.5})):
+        answer = snip.restore(*args, **kwargs)  # type: ignore[arg-type]
+        assert answer["status"] == "invalid", answer
+        assert answer["note"]
+
+
+def test_hermes_restore_tool_refuses_unknown_arguments(store: Path) -> None:
+    from snip import hermes
+
+    answer = json.loads(hermes.snip_restore({"id": "sn_" + "0" * 24, "bogus": 1}))
+    assert answer["status"] == "invalid" and "bogus" in answer["note"], answer
+    known = json.loads(hermes.snip_restore({"id": "sn_" + "0" * 24, "mode": "full"}))
+    assert known["status"] == "not_found", known
+
+
+def test_tool_result_numbers_are_written_back_as_they_came(store: Path) -> None:
+    """`transform_tool_result` decodes a JSON result to compress its text fields; a
+    number Python would write differently (0.10000000000000000555 as 0.1, 1E5 as
+    100000.0, 1e400 as Infinity, which is not JSON) keeps the result away from that
+    path."""
+    from snip import hermes
+
+    frames = "".join(f"\rfetch {i:3d}%" for i in range(300)) + "\ndone\n"
+    for number in ("0.10000000000000000555", "1E5", "1e400", "-0.50"):
+        result = '{"output": %s, "exit_code": 7, "x": %s}' % (json.dumps(frames), number)
+        out = hermes.transform_tool_result(tool_name="process", result=result)
+        if out is not None:
+            assert json.loads(out)["exit_code"] == 7
+            assert number in out and "Infinity" not in out, out[:300]
+    # Numbers that come back as they were read still let the text fields shrink.
+    result = '{"output": %s, "exit_code": 7, "x": 1.5}' % json.dumps(frames)
+    out = hermes.transform_tool_result(tool_name="process", result=result)
+    assert out is not None and '"x": 1.5' in out and len(out) < len(result) / 10
+
+
+def test_cut_output_is_compressed_at_the_smallest_budget(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Output Hermes already cut is compressed on both sides of its notice: each side
+    gets at least the core's smallest budget (1024; with 256 a side under 1024 was
+    refused and left whole), and a budget the core refuses passes it through, as for
+    uncut output."""
+    from snip import hermes
+
+    log = "".join(f"{i:05d} compiling module_{i} with flags -O2 -g\n" for i in range(10_000))
+    notice = "\n\n... [OUTPUT TRUNCATED - 123,456 chars omitted out of 500,000 total] ...\n\n"
+    cut = log[:20_000] + notice + log[-30_000:]
+    for budget, most in (("4096", 6_000), ("2048", 4_500), ("1024", 4_500)):
+        monkeypatch.setenv("SNIP_MAX_BYTES", budget)
+        out = hermes.transform_terminal_output(command="make", output=cut)
+        assert out is not None and notice in out, budget
+        assert len(out) <= most, (budget, len(out))
+    for bad in ("garbage", "512"):
+        monkeypatch.setenv("SNIP_MAX_BYTES", bad)
+        assert hermes.transform_terminal_output(command="make", output=cut) is None
