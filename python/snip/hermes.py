@@ -489,13 +489,14 @@ def _page_bytes(response: dict[str, Any]) -> bytes | None:
 
 def _whole_tokens(sid: str, call: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
     """Moves a ``bytes`` page's ends off the inside of a token (a run of non-blank
-    bytes), so that redaction, which reads one page at a time, sees every token
-    whole: a secret cut across two pages (or by a small ``max_bytes``) matched no
-    pattern and came back unmasked. A start inside a token moves back to the token's
-    start; an end inside one moves back to the last blank in the page, or, with none,
-    forward to the token's end; by at most :data:`TOKEN_MARGIN` bytes each. ``start``,
-    ``end`` and ``next`` say where the page really is, so following ``next`` still
-    reads every byte once."""
+    bytes) no longer than :data:`TOKEN_MARGIN`, so that redaction, which reads one page
+    at a time, sees every such token whole: a secret cut across two pages (or by a
+    small ``max_bytes``) matched no pattern and came back unmasked. A start inside a
+    token moves back to the token's start; an end inside one moves back to the token's
+    start, or, when the page begins inside that token, forward to its end. Longer
+    tokens are cut where the page falls, on both sides alike, so following ``next``
+    still reads every byte once. ``start``, ``end`` and ``next`` give the page's real
+    range."""
     page = _page_bytes(response)
     start, end, total = response.get("start"), response.get("end"), response.get("total_bytes")
     if page is None or not all(isinstance(v, int) for v in (start, end, total)):
@@ -503,48 +504,54 @@ def _whole_tokens(sid: str, call: dict[str, Any], response: dict[str, Any]) -> d
     want_end = call.get("end") if isinstance(call.get("end"), int) else total
     want_end = min(want_end, total)
     opts = {k: v for k, v in call.items() if k == "field"}
+    blank = b" \t\r\n\f\v"
 
     def raw(a: int, b: int) -> bytes:
         if b <= a:
             return b""
+        # (The cap is at least 4 bytes; `end` bounds the page.)
         r = snip._core().restore(
-            sid, "bytes", start=a, end=b, max_bytes=b - a, **opts, **_store_opts()
+            sid, "bytes", start=a, end=b, max_bytes=max(b - a, 64), **opts, **_store_opts()
         )
         got = _page_bytes(dict(r)) if r.get("status") == "ok" else None
-        return got or b""
+        if got is None or len(got) != b - a:
+            raise RuntimeError("snip_restore: a page's neighbourhood could not be read")
+        return got
 
-    blank = b" \t\r\n\f\v"
-
-    def last_blank(b: bytes) -> int:
-        return max(b.rfind(bytes([c])) for c in blank)
-
-    def first_blank(b: bytes) -> int:
-        found = [k for k in (b.find(bytes([c])) for c in blank) if k >= 0]
-        return min(found) if found else -1
+    def token_at(pos: int) -> tuple[int, int] | None:
+        """The token a cut at ``pos`` would split, as ``(start, end)``, when it is no
+        longer than the margin."""
+        if pos <= 0 or pos >= total:
+            return None
+        left = raw(max(0, pos - TOKEN_MARGIN), pos)
+        right = raw(pos, min(total, pos + TOKEN_MARGIN))
+        if not left or not right or left[-1] in blank or right[0] in blank:
+            return None
+        lb = max(left.rfind(bytes([c])) for c in blank)
+        rb = [k for k in (right.find(bytes([c])) for c in blank) if k >= 0]
+        if lb < 0 and len(left) < pos:
+            return None
+        if not rb and pos + len(right) < total:
+            return None
+        a = pos - (len(left) - lb - 1)
+        b = pos + (min(rb) if rb else len(right))
+        return (a, b) if b - a <= TOKEN_MARGIN else None
 
     moved = False
-    if start > 0 and page and page[0] not in blank:
-        left = raw(max(0, start - TOKEN_MARGIN), start)
-        cut = last_blank(left)
-        if left and left[-1] not in blank and (cut >= 0 or len(left) == start):
-            # Back to the token's start (or the original's, if it starts there).
-            page = left[cut + 1 :] + page
-            start -= len(left) - cut - 1
-            moved = True
-    if end < total and page and page[-1] not in blank:
-        right = raw(end, min(total, end + TOKEN_MARGIN))
-        if right and right[0] not in blank:
-            cut = last_blank(page)
-            stop = first_blank(right)
-            if cut >= 0:
-                end -= len(page) - cut - 1
-                page = page[: cut + 1]
-                moved = True
-            elif stop >= 0 or end + len(right) == total:
-                stop = len(right) if stop < 0 else stop
-                page += right[:stop]
-                end += stop
-                moved = True
+    tok = token_at(start)
+    if tok is not None:
+        page = raw(tok[0], start) + page
+        start = tok[0]
+        moved = True
+    tok = token_at(end) if end < total else None
+    if tok is not None:
+        if tok[0] > start:
+            page = page[: tok[0] - start]
+            end = tok[0]
+        else:
+            page += raw(end, tok[1])
+            end = tok[1]
+        moved = True
     if not moved:
         return response
     response["start"], response["end"] = start, end

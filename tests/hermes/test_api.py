@@ -270,3 +270,49 @@ def test_cut_output_is_compressed_at_the_smallest_budget(
     for bad in ("garbage", "512"):
         monkeypatch.setenv("SNIP_MAX_BYTES", bad)
         assert hermes.transform_terminal_output(command="make", output=cut) is None
+
+
+def test_restore_tool_pages_tile_and_keep_tokens_whole(store: Path) -> None:
+    """The plugin's `snip_restore` in `bytes` mode, following `next` from 0 with small
+    and odd page sizes over text of words of every length (some longer than the
+    1,024-byte margin), multi-byte characters and invalid UTF-8: the pages tile the
+    original exactly, and no page ends inside a token shorter than the margin."""
+    import base64
+    import random
+
+    from snip import hermes
+
+    rng = random.Random(7)
+    words = ["a", "ab", "héllo", "€uro", "x" * 40, "y" * 700, "z" * 3000, "\n", "  ", "\t"]
+    for trial in range(4):
+        text = "".join(rng.choice(words) + rng.choice([" ", "\n", ""]) for _ in range(300))
+        raw = text.encode() + (b"\xff\xfe tail" if trial % 2 else b"")
+        r = snip.compress(raw, max_bytes=1024)
+        assert r["changed"] and r["retention"] == "retained", r["retention"]
+        # Small pages over the first 6,000 bytes only: each page reads the original
+        # up to five times.
+        for cap, stop in ((8, 6000), (61, 6000), (1000, len(raw)), (4096, len(raw))):
+            got, start, pages = b"", 0, 0
+            while start is not None:
+                page = json.loads(
+                    hermes.snip_restore(
+                        {"id": r["id"], "start": start, "end": stop, "max_bytes": cap}
+                    )
+                )
+                assert page["status"] == "ok" and page["start"] == start, page
+                b64 = page.get("content_base64")
+                chunk = base64.b64decode(b64) if b64 else page["content"].encode()
+                got += chunk
+                end = page["end"]
+                assert end == start + len(chunk)
+                if page["next"] is not None and raw[end - 1 : end + 1].strip() == raw[
+                    end - 1 : end + 1
+                ]:
+                    # The page ends inside a token: only one longer than the margin.
+                    a = max(raw.rfind(c, 0, end) for c in (b" ", b"\n", b"\t"))
+                    after = [k for k in (raw.find(c, end) for c in (b" ", b"\n", b"\t")) if k >= 0]
+                    z = min(after) if after else len(raw)
+                    assert z - (a + 1) > 1024, (cap, end, raw[end - 20 : end + 20])
+                start = page["next"]
+                pages += 1
+            assert got[:stop] == raw[:stop] and len(got) - stop < 1024, (trial, cap, pages)
