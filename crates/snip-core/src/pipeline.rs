@@ -219,8 +219,18 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     }
 }
 
-/// Bytes of the budget set aside for quoting JSON Lines' marker lines as JSON strings.
-const JSON_MARKER_ROOM: usize = 64;
+/// The bytes writing `doc`'s marker lines as JSON strings adds: two quotes, and a
+/// backslash before each `"` and `\` (markers hold no control characters).
+fn json_quoting_bytes(doc: &Doc<'_>) -> usize {
+    doc.lines
+        .iter()
+        .filter_map(|l| l.marker)
+        .map(|i| {
+            let m = doc.markers[i as usize].render(Some(crate::doc::SIZING_ID));
+            2 + m.bytes().filter(|&b| b == b'"' || b == b'\\').count()
+        })
+        .sum()
+}
 
 /// JSON Lines over the budget after `json-fields`: `head-tail-elide` on its whole lines
 /// (each kept line stays a valid document; markers use original line numbers).
@@ -231,15 +241,22 @@ fn json_lines_elided(
     config: &Config,
     retention: Option<Retention>,
 ) -> Outcome {
-    let mut doc = Doc::from_raw(&text);
     let raw = RawIndex::new(input);
     let mut rules: Vec<RuleReport> = report.into_iter().collect();
     // Whole lines only: a line cut to fit would not be a JSON document. Each marker line
-    // is a JSON string, so every line stays a JSON value; the room its quotes and
-    // escapes take (about 12 bytes a marker) is set aside.
+    // is written as a JSON string, so every line stays a JSON value; when its quotes
+    // and escapes push the output over the budget, the budget is lowered by them once.
     let mut cfg = config.clone();
-    cfg.max_bytes = cfg.max_bytes.saturating_sub(JSON_MARKER_ROOM);
-    elide_within_budget(&mut doc, &cfg, &raw, false, false);
+    let doc = loop {
+        let mut doc = Doc::from_raw(&text);
+        let size = elide_within_budget(&mut doc, &cfg, &raw, false, false);
+        let quoting = json_quoting_bytes(&doc);
+        let fits = size.is_none_or(|n| n + quoting <= config.max_bytes);
+        if fits || cfg.max_bytes < config.max_bytes {
+            break doc;
+        }
+        cfg.max_bytes = config.max_bytes.saturating_sub(quoting);
+    };
     rules.extend(elision_report(&doc));
     let output = doc.render_markers_as(retained_id(&retention), true);
     Outcome {

@@ -228,3 +228,41 @@ fn cut_rendered_line_counts_shown_bytes() {
     assert!(n + shown >= 100_000 && n + shown < 100_100, "{n} + {shown}");
     assert_eq!(m.bytes, Some((0, input.len() as u64)));
 }
+
+/// JSON Lines with many error lines (many islands, so many marker lines) at small
+/// budgets: the quotes and escapes of the JSON-string markers are counted, so the
+/// output stays within the budget and every line is JSON.
+#[test]
+fn json_lines_markers_are_counted_in_the_budget() {
+    let mut s = String::new();
+    for i in 0..1500 {
+        if i % 97 == 50 {
+            let word = char::from(b'a' + (i % 26) as u8)
+                .to_string()
+                .repeat(i % 7 + 1);
+            s.push_str(&format!(
+                "{{\"seq\": {i}, \"msg\": \"ERROR failed {word}\"}}\n"
+            ));
+        } else {
+            s.push_str(&format!(
+                "{{\"seq\": {i}, \"msg\": \"event number {i} ok\"}}\n"
+            ));
+        }
+    }
+    // Every budget from 1024 to 4096 (without the count, a budget of 1828 gave 1832 bytes).
+    for budget in (1024..=4096).chain([24_576]) {
+        let config = snip_core::Config::with_budget(budget);
+        let o = snip_core::compress(s.as_bytes(), &config, &mut common::FakeStore(Vec::new()));
+        assert!(
+            o.changed && o.output.len() <= budget,
+            "{budget}: {}",
+            o.output.len()
+        );
+        let text = String::from_utf8(o.output).unwrap();
+        let markers = text.lines().filter(|l| l.starts_with("\"[snip: ")).count();
+        assert!(markers >= 1, "{budget}");
+        for line in text.lines() {
+            serde_json::from_str::<serde_json::Value>(line).expect("each line is JSON");
+        }
+    }
+}
