@@ -392,7 +392,7 @@ pub(crate) fn apply_from(
     // Salient candidates in the middle, as (priority, line, offset of the first word
     // of that priority): one scan over the middle's bytes (lines are in buffer order),
     // matches mapped back to lines.
-    let mut cands: Vec<(u8, usize, usize)> = Vec::new();
+    let mut cands: Vec<Cand> = Vec::new();
     let mut text_lines: Vec<usize> = Vec::with_capacity(middle.len());
     text_lines.extend(
         (0..middle.len())
@@ -405,7 +405,7 @@ pub(crate) fn apply_from(
         let lo = middle[text_lines[0]].start;
         let hi = middle[*text_lines.last().expect("non-empty")].end;
         let mut k = 0usize;
-        let mut best: Option<(u8, usize, usize)> = None;
+        let mut best: Option<Cand> = None;
         for (at, s) in salient_matches(&doc.buf[lo..hi]) {
             let at = lo + at;
             while k < text_lines.len() && middle[text_lines[k]].end <= at {
@@ -434,7 +434,7 @@ pub(crate) fn apply_from(
             if l.marker.is_some() {
                 continue;
             }
-            let mut best: Option<(u8, usize, usize)> = None;
+            let mut best: Option<Cand> = None;
             each_salient(&doc.buf[l.start..l.end], |at, s| {
                 if best.is_none_or(|b| s > b.0) {
                     best = Some((s, i, l.start + at));
@@ -704,23 +704,26 @@ fn window(buf: &[u8], l: &Line, at: usize) -> (usize, usize) {
     (l.start + s, l.start + e)
 }
 
+/// A salient candidate: (priority, index of its line in the middle, offset in the
+/// buffer of its first word of that priority).
+type Cand = (u8, usize, usize);
+
 /// The middle with every candidate line longer than [`ISLAND_LINE_MAX`] split into the
 /// window an island shows and the pieces around it (each marked in `cut`), and the
-/// candidates renumbered. The window ends with `eol` when a piece follows it.
-#[allow(clippy::type_complexity)]
+/// candidates (in line order, as they are collected) renumbered. The window ends with
+/// `eol` when a piece follows it.
 fn split_long_lines(
     buf: &[u8],
     middle: &[Line],
     cut: &[bool],
-    cands: &[(u8, usize, usize)],
+    cands: &[Cand],
     eol: Eol,
-) -> (Vec<Line>, Vec<bool>, Vec<(u8, usize, usize)>) {
-    let mut by_line: Vec<(u8, usize, usize)> = cands.to_vec();
-    by_line.sort_unstable_by_key(|c| c.1);
+) -> (Vec<Line>, Vec<bool>, Vec<Cand>) {
+    debug_assert!(cands.windows(2).all(|w| w[0].1 < w[1].1));
     let mut lines = Vec::with_capacity(middle.len() + 8);
     let mut pieces = Vec::with_capacity(middle.len() + 8);
     let mut out = Vec::with_capacity(cands.len());
-    let mut next = by_line.iter().peekable();
+    let mut next = cands.iter().peekable();
     for (k, l) in middle.iter().enumerate() {
         let Some(&(prio, _, at)) = next.next_if(|c| c.1 == k) else {
             lines.push(*l);
