@@ -363,6 +363,14 @@ fn render_frames(
     })
 }
 
+/// What a frame drew since the last `\r` (a backspace or an escape counts as visible).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drawn {
+    Nothing,
+    Blank,
+    Visible,
+}
+
 #[derive(Debug, Default)]
 struct Row {
     text: Vec<u8>,
@@ -398,13 +406,12 @@ struct Term {
     col: Option<usize>,
     /// The column was set by `\r` or CHA (frame semantics) rather than by backspace.
     frame_origin: bool,
-    /// A `\r` was seen on this line, and what was drawn since the last one is blank:
-    /// with no frame pending under it, the next `\r` skips a blank frame (counted as
-    /// removed, as the plain path does).
+    /// A `\r` was seen on this line; what was drawn since the last one; whether the row
+    /// was erased then. With no frame pending, a `\r` after an empty frame, or after a
+    /// blank one over an erased row, skips it (counted as removed, as the plain path
+    /// does).
     cr_in_line: bool,
-    blank_since_cr: bool,
-    /// Anything was drawn since the last `\r`, and whether the row was erased then.
-    drawn_since_cr: bool,
+    since_cr: Drawn,
     erased_at_cr: bool,
     pending: Option<Pending>,
     /// The position `ESC 7` / `ESC[s` saved: absolute row, column in cells.
@@ -461,8 +468,7 @@ impl Term {
             col: None,
             frame_origin: false,
             cr_in_line: false,
-            blank_since_cr: true,
-            drawn_since_cr: false,
+            since_cr: Drawn::Nothing,
             erased_at_cr: false,
             pending: None,
             saved: None,
@@ -528,9 +534,12 @@ impl Term {
                 }
             }
             if next > 0 {
-                self.drawn_since_cr = true;
-                if self.blank_since_cr && !is_blank(&rest[..next]) {
-                    self.blank_since_cr = false;
+                if self.since_cr != Drawn::Visible {
+                    self.since_cr = if is_blank(&rest[..next]) {
+                        Drawn::Blank
+                    } else {
+                        Drawn::Visible
+                    };
                 }
                 // Writing at a column (not appending) walks the row.
                 if self.col.is_some() && !self.charge() {
@@ -555,15 +564,15 @@ impl Term {
                         if self.pending.is_some() {
                             self.resolve();
                         } else if self.cr_in_line
-                            && (!self.drawn_since_cr || (self.erased_at_cr && self.blank_since_cr))
+                            && (self.since_cr == Drawn::Nothing
+                                || (self.erased_at_cr && self.since_cr == Drawn::Blank))
                         {
                             // As the plain path: an empty frame, or a blank one over an
                             // erased row, skipped.
                             self.frames_removed += 1;
                         }
                         self.cr_in_line = true;
-                        self.blank_since_cr = true;
-                        self.drawn_since_cr = false;
+                        self.since_cr = Drawn::Nothing;
                         self.erased_at_cr = self.on_status.is_none() && self.row().erased;
                         self.col = Some(0);
                         self.frame_origin = true;
@@ -571,8 +580,7 @@ impl Term {
                     }
                 }
                 0x08 => {
-                    self.blank_since_cr = false;
-                    self.drawn_since_cr = true;
+                    self.since_cr = Drawn::Visible;
                     if !self.charge() {
                         return;
                     }
@@ -585,8 +593,7 @@ impl Term {
                     i += 1;
                 }
                 _ => {
-                    self.blank_since_cr = false;
-                    self.drawn_since_cr = true;
+                    self.since_cr = Drawn::Visible;
                     if !self.charge() {
                         return;
                     }
