@@ -496,66 +496,58 @@ def _whole_tokens(sid: str, call: dict[str, Any], response: dict[str, Any]) -> d
     start, or, when the page begins inside that token, forward to its end. Longer
     tokens are cut where the page falls, on both sides alike, so following ``next``
     still reads every byte once. ``start``, ``end`` and ``next`` give the page's real
-    range."""
+    range. Reads the original at most twice more: the margin before the page when it
+    starts on a non-blank byte, the margin after it when it ends on one."""
     page = _page_bytes(response)
     start, end, total = response.get("start"), response.get("end"), response.get("total_bytes")
-    if page is None or not all(isinstance(v, int) for v in (start, end, total)):
+    if not page or not all(isinstance(v, int) for v in (start, end, total)):
         return response
-    want_end = call.get("end") if isinstance(call.get("end"), int) else total
-    want_end = min(want_end, total)
-    opts = {k: v for k, v in call.items() if k == "field"}
     blank = b" \t\r\n\f\v"
 
-    def raw(a: int, b: int) -> bytes:
+    def read(a: int, b: int) -> bytes:
         if b <= a:
             return b""
         # (The cap is at least 4 bytes; `end` bounds the page.)
         r = snip._core().restore(
-            sid, "bytes", start=a, end=b, max_bytes=max(b - a, 64), **opts, **_store_opts()
+            sid, "bytes", start=a, end=b, max_bytes=max(b - a, 64),
+            **{k: v for k, v in call.items() if k == "field"}, **_store_opts(),
         )
         got = _page_bytes(dict(r)) if r.get("status") == "ok" else None
         if got is None or len(got) != b - a:
             raise RuntimeError("snip_restore: a page's neighbourhood could not be read")
         return got
 
-    def token_at(pos: int) -> tuple[int, int] | None:
-        """The token a cut at ``pos`` would split, as ``(start, end)``, when it is no
-        longer than the margin."""
-        if pos <= 0 or pos >= total:
-            return None
-        left = raw(max(0, pos - TOKEN_MARGIN), pos)
-        right = raw(pos, min(total, pos + TOKEN_MARGIN))
-        if not left or not right or left[-1] in blank or right[0] in blank:
-            return None
-        lb = max(left.rfind(bytes([c])) for c in blank)
-        rb = [k for k in (right.find(bytes([c])) for c in blank) if k >= 0]
-        if lb < 0 and len(left) < pos:
-            return None
-        if not rb and pos + len(right) < total:
-            return None
-        a = pos - (len(left) - lb - 1)
-        b = pos + (min(rb) if rb else len(right))
-        return (a, b) if b - a <= TOKEN_MARGIN else None
+    # The page with the margins it needs, and the original offset of its first byte.
+    left = read(max(0, start - TOKEN_MARGIN), start) if page[0] not in blank else b""
+    right = read(end, min(total, end + TOKEN_MARGIN)) if page[-1] not in blank else b""
+    buf, base = left + page + right, start - len(left)
 
-    moved = False
-    tok = token_at(start)
+    def token_at(pos: int) -> tuple[int, int] | None:
+        """The token a cut at ``pos`` would split, as ``(start, end)``, when ``buf``
+        shows both its ends and it is no longer than the margin."""
+        k = pos - base
+        if pos <= 0 or pos >= total or buf[k - 1] in blank or buf[k] in blank:
+            return None
+        a = max(buf.rfind(bytes([c]), 0, k) for c in blank) + 1
+        found = [x for x in (buf.find(bytes([c]), k) for c in blank) if x >= 0]
+        b = min(found) if found else len(buf)
+        if (a == 0 and base > 0) or (b == len(buf) and base + b < total):
+            return None  # an end lies past the margin read
+        return (base + a, base + b) if b - a <= TOKEN_MARGIN else None
+
+    new_start, new_end = start, end
+    tok = token_at(start) if left else None
     if tok is not None:
-        page = raw(tok[0], start) + page
-        start = tok[0]
-        moved = True
-    tok = token_at(end) if end < total else None
+        new_start = tok[0]
+    tok = token_at(end) if right else None
     if tok is not None:
-        if tok[0] > start:
-            page = page[: tok[0] - start]
-            end = tok[0]
-        else:
-            page += raw(end, tok[1])
-            end = tok[1]
-        moved = True
-    if not moved:
+        new_end = tok[0] if tok[0] > new_start else tok[1]
+    if (new_start, new_end) == (start, end):
         return response
-    response["start"], response["end"] = start, end
-    response["next"] = end if end < want_end else None
+    want_end = call.get("end") if isinstance(call.get("end"), int) else total
+    page = buf[new_start - base : new_end - base]
+    response["start"], response["end"] = new_start, new_end
+    response["next"] = new_end if new_end < min(want_end, total) else None
     try:
         response["content"] = page.decode("utf-8")
         response.pop("content_base64", None)
