@@ -238,12 +238,17 @@ def test_tool_result_numbers_are_written_back_as_they_came(store: Path) -> None:
     from snip import hermes
 
     frames = "".join(f"\rfetch {i:3d}%" for i in range(300)) + "\ndone\n"
+    log = "".join(f"step {i:05d} of the build finished\n" for i in range(2000))
     for number in ("0.10000000000000000555", "1E5", "1e400", "-0.50"):
+        # Under the budget: left as it came (the JSON rule runs only over it).
         result = '{"output": %s, "exit_code": 7, "x": %s}' % (json.dumps(frames), number)
+        assert hermes.transform_tool_result(tool_name="process", result=result) is None
+        # Over it: the core's JSON rule elides inside the string, number text kept.
+        result = '{"output": %s, "exit_code": 7, "x": %s}' % (json.dumps(log), number)
         out = hermes.transform_tool_result(tool_name="process", result=result)
-        if out is not None:
-            assert json.loads(out)["exit_code"] == 7
-            assert number in out and "Infinity" not in out, out[:300]
+        assert out is not None and len(out) < len(result), number
+        assert json.loads(out)["exit_code"] == 7
+        assert f'"x": {number}' in out or f'"x":{number}' in out, out[-300:]
     # Numbers that come back as they were read still let the text fields shrink.
     result = '{"output": %s, "exit_code": 7, "x": 1.5}' % json.dumps(frames)
     out = hermes.transform_tool_result(tool_name="process", result=result)
