@@ -1,6 +1,9 @@
 //! Islands go to different lines: numbered copies of one error keep one island, so a
 //! traceback further down the middle is still shown.
 
+mod common;
+
+use common::FakeStore;
 use snip_core::stream::StreamCompressor;
 use snip_core::{compress, Config, NoStore};
 
@@ -181,17 +184,6 @@ fn a_gap_shorter_than_a_marker_is_shown() {
     );
 }
 
-/// A store that keeps nothing but answers with an id, so markers quote restore calls.
-struct Kept;
-
-impl snip_core::Retain for Kept {
-    fn retain(&mut self, _: &[u8]) -> snip_core::Retention {
-        snip_core::Retention::Retained {
-            id: format!("sn_{:024x}", 1),
-        }
-    }
-}
-
 /// `lines` log lines with, at line `at` (0-based), a salient line of `long` bytes: 1,600
 /// bytes of fields, then the error, then a payload.
 fn log_with_long_error(lines: usize, at: usize, long: usize) -> Vec<u8> {
@@ -219,7 +211,7 @@ fn log_with_long_error(lines: usize, at: usize, long: usize) -> Vec<u8> {
 fn a_long_salient_line_shows_a_window_around_its_word() {
     let input = log_with_long_error(3000, 1500, 6000);
     let config = Config::default();
-    let o = compress(&input, &config, &mut Kept);
+    let o = compress(&input, &config, &mut FakeStore(Vec::new()));
     let text = String::from_utf8(o.output.clone()).unwrap();
     assert!(o.output.len() <= config.max_bytes);
     let at = text.find("ERROR request failed: payload=").expect(&text);
@@ -312,7 +304,9 @@ fn a_cut_rendered_line_restores_by_bytes() {
         .flat_map(|i| format!("\x1b[3{}m{}\x1b[0m", i % 8, "x".repeat(50)).into_bytes())
         .chain(*b"\n")
         .collect();
-    let text = String::from_utf8(compress(&input, &Config::default(), &mut Kept).output).unwrap();
+    let text =
+        String::from_utf8(compress(&input, &Config::default(), &mut FakeStore(Vec::new())).output)
+            .unwrap();
     let gaps: Vec<_> = text
         .lines()
         .filter_map(snip_core::marker::parse)
