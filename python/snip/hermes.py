@@ -88,27 +88,16 @@ def _fail_open(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def _budget() -> int:
-    """``SNIP_MAX_BYTES`` in bytes (the core validates it; a bad value here only
-    decides whether a result is looked at)."""
+def _budget() -> int | None:
+    """``SNIP_MAX_BYTES`` in bytes, or ``None`` when it is set to something the core
+    refuses (not a whole number of at least 1024): the core would pass the output
+    through, and so do the hooks."""
     raw = os.environ.get("SNIP_MAX_BYTES", "").strip().replace("_", "")
     try:
         value = int(raw) if raw else DEFAULT_MAX_BYTES
     except ValueError:
-        return DEFAULT_MAX_BYTES
-    return max(value, MIN_BUDGET)
-
-
-def _bad_budget_setting() -> bool:
-    """Whether ``SNIP_MAX_BYTES`` is set to something the core refuses (not a whole
-    number of at least 1024 bytes)."""
-    raw = os.environ.get("SNIP_MAX_BYTES", "").strip().replace("_", "")
-    if not raw:
-        return False
-    try:
-        return int(raw) < MIN_BUDGET
-    except ValueError:
-        return True
+        return None
+    return value if value >= MIN_BUDGET else None
 
 
 def _over(text: str, budget: int) -> bool:
@@ -211,11 +200,11 @@ def _compress_around(output: str, notice: re.Match[str], source: str) -> str | N
     total = len(head) + len(tail)
     if total == 0:
         return None
-    if _bad_budget_setting():
-        # The core would refuse it and pass the output through; the explicit share
-        # below would hide it.
-        return None
+    # (A bad setting passes the output through: the explicit shares below would hide
+    # it from the core.)
     budget = _budget()
+    if budget is None:
+        return None
     parts = []
     for part in (head, tail):
         share = max(MIN_BUDGET, budget * len(part) // total)
@@ -248,6 +237,8 @@ def transform_tool_result(
     if tool_name == RESTORE_TOOL or not isinstance(result, str) or not result:
         return None
     budget = _budget()
+    if budget is None:
+        return None
     over = _over(result, budget)
     if tool_name not in PROCESS_TOOLS and not over:
         return None
