@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs `snip` and `snip-bench` from this checkout with `cargo install`.
+# Installs `snip` (crates/snip-cli) and `snip-bench` (crates/snip-bench, the program
+# `snip bench` runs) from this checkout with `cargo install`, into the same directory.
 #
 # On Linux with glibc (host triple *-linux-gnu) the binaries are linked statically
 # (static-pie, glibc included): a hook starts snip once per tool call, and a static
@@ -13,8 +14,9 @@
 #               (1.79 ms in the same measurement, 1.35-1.39x `cat` over three runs
 #               against 1.33-1.45x for static-pie), but the executable's own code and
 #               data sit at a fixed address (no ASLR for them; as Go builds by default)
-#   --dynamic   `cargo install --locked --profile dist --path crates/snip-cli`
-#   other options go to `cargo install`, e.g. --root DIR, --debug, --bin snip
+#   --dynamic   `cargo install --locked --profile dist --path crates/snip-cli`, then
+#               the same for crates/snip-bench
+#   other options go to `cargo install`, e.g. --root DIR, --debug
 #   (--debug or --profile replace the default `--profile dist`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +48,9 @@ if [ ${#flags[@]} -gt 0 ]; then
     # With an explicit --target, RUSTFLAGS reach only the installed crates, not build
     # scripts and proc-macros (which cannot be linked statically).
     echo "snip install: linking statically for $host (${flags[*]})" >&2
-    RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }${flags[*]}" \
-        exec cargo install --locked --path crates/snip-cli --target "$host" ${args[@]+"${args[@]}"}
+    export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }${flags[*]}"
+    args=(--target "$host" ${args[@]+"${args[@]}"})
 fi
-exec cargo install --locked --path crates/snip-cli ${args[@]+"${args[@]}"}
+for crate in snip-cli snip-bench; do
+    cargo install --locked --path "crates/$crate" ${args[@]+"${args[@]}"}
+done

@@ -1,7 +1,7 @@
 //! `snip bench`: runs the `snip-bench` program installed next to `snip` with the same
 //! arguments (`snip bench --help` lists them). The benchmark is a program of its own
 //! so that `snip`, started for every tool call a hook sees, does not carry the
-//! tokenizers and their tables (see `src/bench/main.rs`).
+//! tokenizers and their tables (see `crates/snip-bench/src/main.rs`).
 
 use anyhow::{anyhow, Context as _, Result};
 use std::ffi::OsString;
@@ -40,8 +40,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Err(anyhow!(
             "`snip bench` needs the `{PROGRAM}` program, which is installed next to `snip` \
              and was not found there or on PATH; install both with \
-             `cargo install --path crates/snip-cli` (in a checkout, \
-             `cargo build --release -p snip-cli` builds both)"
+             `scripts/install.sh` (in a checkout, `cargo build -p snip-bench` builds it \
+             next to `snip`)"
         ));
     };
     let mut cmd = Command::new(&path);

@@ -1,6 +1,6 @@
 //! The `snip-bench` program behind `snip bench`: the proof table — bytes, o200k
 //! tokens, clues, diffs, JSON and time per call on the eight generated shapes and the
-//! bundled real captures (the `snip-bench` crate). `snip bench context` runs the
+//! bundled real captures (this crate's library). `snip bench context` runs the
 //! conversation-pass session benchmark instead.
 //!
 //! It is a program of its own, installed next to `snip` (`snip bench ARGS` runs
@@ -9,10 +9,8 @@
 //! map or relocate is time saved there.
 #![forbid(unsafe_code)]
 
-#[allow(dead_code)] // `snip-bench` uses the configuration, printing and exit helpers only.
-#[path = "../common.rs"]
-mod common;
-mod context;
+mod cli;
+mod session;
 
 use anyhow::{anyhow, Result};
 use clap::Parser as _;
@@ -41,20 +39,20 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 pub enum What {
     /// The conversation pass over a long session: tokens, prompt-cache reuse, cost.
-    Context(context::Args),
+    Context(session::Args),
 }
 
 fn main() -> ExitCode {
-    common::finish(run(Args::parse()), "snip bench")
+    cli::finish(run(Args::parse()), "snip bench")
 }
 
 /// Runs `snip bench`.
 fn run(args: Args) -> Result<ExitCode> {
     if let Some(What::Context(a)) = args.what {
-        return context::run(a);
+        return session::run(a);
     }
     let opts = snip_bench::Options {
-        config: crate::common::core_config()?,
+        config: crate::cli::core_config()?,
         iterations: args.iterations as usize,
     };
     let report = snip_bench::run(&opts).map_err(|e| anyhow!(e))?;
@@ -65,6 +63,6 @@ fn run(args: Args) -> Result<ExitCode> {
     } else {
         snip_bench::render::text(&report)
     };
-    crate::common::print(text)?;
+    crate::cli::print(text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         report.render(args.markdown, !args.summary_only)
     };
-    crate::common::print(text + "\n")?;
+    crate::cli::print(text + "\n")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -934,7 +934,7 @@ mod tests {
     /// settings snip costs less than progressive compression with batch 1 and breaks the
     /// prefix less often; with `keep_last` 6 it also sends at least 50% fewer input
     /// tokens than no compression. Tokenizing ~10 M tokens is slow in debug builds: run
-    /// it with `cargo test --release -p snip-cli --bin snip bench_context -- --ignored`.
+    /// it with `cargo test --release -p snip-bench --bin snip-bench session -- --ignored`.
     #[test]
     #[ignore = "a benchmark: run in release"]
     fn documented_session_conclusions() {
