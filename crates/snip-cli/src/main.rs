@@ -3,7 +3,6 @@
 
 mod cmd;
 mod common;
-mod hosts;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};

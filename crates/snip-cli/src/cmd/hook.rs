@@ -2,8 +2,8 @@
 //! the host's reply on stdout, failing open: on anything unexpected (bad JSON, unknown
 //! tool, I/O error, even a panic) the Claude Code hook prints `{}` and exits 0, and
 //! the OpenCode filter echoes its input unchanged.
-use crate::hosts::{claude_code, engine};
 use anyhow::Result;
+use snip_hosts::{claude_code, engine};
 use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 

@@ -2,9 +2,9 @@
 //! and `docs/opencode.md`). Config files are edited in place keeping every other key,
 //! their order and (JSONC) comments; a timestamped backup is written first; a second
 //! run changes nothing; a malformed file is refused and left untouched.
-use crate::hosts::claude_install::{self, Scope};
-use crate::hosts::{config_file, opencode};
 use anyhow::{Context as _, Result};
+use snip_hosts::claude_install::{self, Scope};
+use snip_hosts::{config_file, opencode};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

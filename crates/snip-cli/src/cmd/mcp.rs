@@ -1,8 +1,8 @@
 //! `snip mcp`: the MCP stdio server (`snip_restore`, `snip_stats`). Stdout carries
 //! only protocol messages; logs go to stderr. The server exits 0 when stdin closes.
-use crate::hosts::mcp_server::SnipServer;
 use anyhow::{Context as _, Result};
 use rmcp::ServiceExt as _;
+use snip_hosts::mcp_server::SnipServer;
 use std::process::ExitCode;
 
 /// Arguments of `snip mcp`.

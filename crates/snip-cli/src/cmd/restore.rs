@@ -165,7 +165,7 @@ fn range(s: &str, flag: &str) -> Result<(Option<u64>, Option<u64>)> {
 /// setting of the request (`--field`, `--max-bytes`, `--context`) kept. A search
 /// continues through a pasted call (there is no flag for its start line).
 fn continue_command(req: &RestoreRequest, next: u64) -> String {
-    use crate::hosts::claude_code::shell_quote;
+    use snip_hosts::claude_code::shell_quote;
     let end = req.end.map(|e| e.to_string()).unwrap_or_default();
     let mut cmd = match req.mode {
         RestoreMode::Lines => format!("snip restore {} --lines {next}:{end}", req.id),

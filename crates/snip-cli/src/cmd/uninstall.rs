@@ -2,9 +2,9 @@
 //! the install left it gets its original bytes back (or is deleted when the install
 //! created it); a file edited since loses only snip's own entries.
 use super::install::HostName;
-use crate::hosts::claude_install::{self, Scope};
-use crate::hosts::{config_file, opencode};
 use anyhow::Result;
+use snip_hosts::claude_install::{self, Scope};
+use snip_hosts::{config_file, opencode};
 use std::process::ExitCode;
 
 /// Arguments of `snip uninstall`.

@@ -6,7 +6,7 @@
 //! per-request `_meta`). Tool argument errors are tool results with `isError: true`,
 //! so the model sees them and can retry; an unknown tool name is a JSON-RPC error.
 
-use super::engine;
+use crate::engine;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, MetaObject, PaginatedRequestParams,

@@ -13,7 +13,7 @@
 //!   when it changed since, only snip's own entries are removed.
 //! - `--dry-run` prints the exact edit as a unified diff and writes nothing.
 
-use anyhow::{anyhow, bail, Context as _, Result};
+use crate::error::{bail, Context as _, Error, Result};
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde::{Deserialize, Serialize};
@@ -161,12 +161,11 @@ fn parse_options() -> ParseOptions {
     }
 }
 
-fn refuse(path: &Path, why: &str) -> anyhow::Error {
-    anyhow!(
-        "refusing to edit {}: {why}. The file was left untouched; fix it (or move it \
-         away) and run the command again.",
-        path.display()
-    )
+fn refuse(path: &Path, why: &str) -> Error {
+    Error::Refused {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
 }
 
 fn escape_pointer(key: &str) -> String {

@@ -17,7 +17,7 @@
 //!
 //! Anything else, including snip's own MCP tools (`mcp__snip__*`), gets no reply.
 
-use super::engine;
+use crate::engine;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::io::Read as _;

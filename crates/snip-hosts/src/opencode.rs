@@ -1,6 +1,6 @@
 //! `snip install|uninstall opencode`: registers the MCP server in `opencode.json` or
 //! `opencode.jsonc` (comments and formatting kept) and writes the OpenCode plugin
-//! (`hosts/opencode/snip.ts`, a `tool.execute.after` hook piping tool output through
+//! (`opencode/snip.ts` in this crate, a `tool.execute.after` hook piping tool output through
 //! `snip hook opencode`).
 //!
 //! | scope | config | plugin |
@@ -8,14 +8,14 @@
 //! | `project` | `./opencode.jsonc`, else `./opencode.json` | `./.opencode/plugin/snip.ts` |
 //! | `user` | `$XDG_CONFIG_HOME/opencode/opencode.json[c]` (default `~/.config`) | `…/opencode/plugin/snip.ts` |
 
-use super::claude_install::Scope;
-use super::config_file::{self, home, input, Change, Dialect, Doc, Undo};
-use anyhow::{bail, Context as _, Result};
+use crate::claude_install::Scope;
+use crate::config_file::{self, home, input, Change, Dialect, Doc, Undo};
+use crate::error::{bail, Context as _, Result};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// The plugin source; `__SNIP_BIN__` becomes the binary's path (a JS string literal).
-pub const PLUGIN_TEMPLATE: &str = include_str!("../../../../hosts/opencode/snip.ts");
+pub const PLUGIN_TEMPLATE: &str = include_str!("../opencode/snip.ts");
 /// The line that marks a plugin file as snip's.
 pub const PLUGIN_MARKER: &str = "// snip-plugin: v";
 

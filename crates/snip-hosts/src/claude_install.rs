@@ -7,9 +7,9 @@
 //! | `project` | `.claude/settings.json` | `.mcp.json` → `mcpServers.snip` |
 //! | `local` | `.claude/settings.local.json` | `~/.claude.json` → `projects[<cwd>].mcpServers.snip` |
 
-use super::claude_code::shell_quote;
-use super::config_file::{self, home, input, Change, Dialect, Doc, Undo};
-use anyhow::{Context as _, Result};
+use crate::claude_code::shell_quote;
+use crate::config_file::{self, home, input, Change, Dialect, Doc, Undo};
+use crate::error::{Context as _, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

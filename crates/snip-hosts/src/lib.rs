@@ -1,0 +1,43 @@
+//! snip-hosts: thin translations between an agent host's formats and one core call.
+//!
+//! - [`claude_code`]: the Claude Code `PostToolUse` hook payloads (what `snip hook
+//!   claude-code` reads and writes);
+//! - [`mcp_server`]: the MCP server (`snip mcp`), on the official Rust SDK;
+//! - [`claude_install`], [`opencode`], [`config_file`]: the installers' plans and their
+//!   format-preserving, recorded, undoable configuration edits;
+//! - [`engine`]: the calls every adapter makes (compress with the store, restore,
+//!   stats), configured from `SNIP_*` environment variables.
+//!
+//! It does not own compression (snip-core), the store (snip-store), or flags and
+//! printing (snip-cli). Every rewrite goes through [`engine::compress`], which never
+//! fails: on any error the output passes through unchanged.
+//!
+//! ```
+//! use serde_json::json;
+//! use snip_hosts::claude_code;
+//!
+//! // A hook event snip does not handle: no change (the hook prints `{}`).
+//! assert_eq!(claude_code::respond(&json!({"hook_event_name": "Stop"})), None);
+//! // How the installers quote a path into a shell command.
+//! assert_eq!(claude_code::shell_quote("it's"), r"'it'\''s'");
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod claude_code;
+pub mod claude_install;
+pub mod config_file;
+pub mod engine;
+mod error;
+pub mod mcp_server;
+pub mod opencode;
+
+pub use error::{Error, Result};
+
+/// Where the adapters read their settings.
+mod common {
+    /// The core configuration from `SNIP_*` environment variables (read on every call).
+    pub fn core_config() -> Result<snip_core::Config, snip_core::ConfigError> {
+        snip_core::Config::from_lookup(|k| std::env::var(k).ok())
+    }
+}
