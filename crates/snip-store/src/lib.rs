@@ -20,6 +20,7 @@ mod fsutil;
 pub mod id;
 pub mod ledger;
 pub mod options;
+pub mod reader;
 pub mod restore;
 mod store;
 
@@ -27,6 +28,7 @@ pub use entry::HEADER_LEN;
 pub use error::StoreError;
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::StoreOptions;
+pub use reader::{compress_reader, Compressed, ReadError};
 pub use restore::{
     Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
 };

@@ -1,20 +1,14 @@
 //! `snip` / `snip filter`: compress stdin to stdout.
 //!
-//! Inputs up to [`IN_MEMORY_MAX`] bytes are compressed in memory with the full
-//! pipeline, and their originals are kept in the store; so is a JSON document up to
-//! [`DOCUMENT_IN_MEMORY_MAX`] bytes (it can only be elided whole). A longer stream is
-//! compressed as it arrives ([`snip_core::stream`]): memory stays bounded however long
-//! it is, its markers say the original is not retained, and a diff or JSON document
-//! passes through byte for byte.
+//! Which engine runs (in memory and retained, a large JSON document in memory, or a
+//! stream) is [`snip_store::compress_reader`]'s choice; this module reads the flags,
+//! prints the output or its JSON receipt, and says on stderr what was not retained.
 
 use anyhow::{Context, Result};
 use serde_json::json;
 use snip_core::Outcome;
 use std::io::{Read, Write};
 use std::process::ExitCode;
-
-/// Inputs longer than this (bytes) are compressed as a stream.
-pub const IN_MEMORY_MAX: usize = 16 * 1024 * 1024;
 
 /// Output format.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,72 +64,32 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A document streaming would have to pass through whole (a diff, a JSON document)
-/// is compressed in memory up to this many bytes, where its own rules apply.
-pub const DOCUMENT_IN_MEMORY_MAX: usize = 64 * 1024 * 1024;
-
-/// Reads `input` to its end and writes its compressed form to `out`: in memory (and
-/// retained in the store) up to [`IN_MEMORY_MAX`] bytes, as a stream beyond that
-/// (text format only; a JSON receipt needs the whole output in memory).
+/// Reads `input` to its end and writes its compressed form to `out`, with the engine
+/// its length calls for ([`snip_store::reader`]: in memory and retained up to
+/// [`snip_store::reader::IN_MEMORY_MAX`] bytes, as a stream beyond that in text
+/// format; a JSON receipt needs the whole output in memory). Says on stderr when the
+/// output is longer than it could be because no original was kept.
 ///
 /// # Errors
 /// Reading `input` or writing `out` failed.
 pub fn compress_reader(
-    mut input: impl Read,
+    input: impl Read,
     out: &mut dyn Write,
     config: &snip_core::Config,
     source: &str,
     format: Format,
 ) -> Result<()> {
-    let mut buf = Vec::with_capacity(crate::common::STDIN_CAPACITY);
-    (&mut input)
-        .take(IN_MEMORY_MAX as u64 + 1)
-        .read_to_end(&mut buf)
-        .context("reading input")?;
-    // A JSON document past the cap: read it whole (up to a larger cap) so that
-    // `json-fields` can elide inside it; a stream could only pass it through.
-    let mut cap = IN_MEMORY_MAX;
-    if buf.len() > IN_MEMORY_MAX
-        && format == Format::Text
-        && snip_core::rules::json_fields::opens_multiline_document(&buf)
-    {
-        (&mut input)
-            .take((DOCUMENT_IN_MEMORY_MAX - buf.len()) as u64 + 1)
-            .read_to_end(&mut buf)
-            .context("reading input")?;
-        cap = DOCUMENT_IN_MEMORY_MAX;
-    }
-    if buf.len() > cap && format == Format::Text && config.enabled {
-        let mut s = snip_core::stream::StreamCompressor::new(config);
-        let mut counted = Counted { out, bytes: 0 };
-        // In window-sized pieces, so the compressor never holds a second copy.
-        for piece in buf.chunks(snip_core::stream::WINDOW) {
-            s.push(piece, &mut counted)?;
-        }
-        drop(buf);
-        let mut chunk = vec![0u8; 1 << 20];
-        loop {
-            let n = match input.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e).context("reading input"),
-            };
-            s.push(&chunk[..n], &mut counted)?;
-        }
-        let summary = s.finish(&mut counted)?;
-        let after = counted.bytes;
-        out.flush()?;
-        if let snip_store::StoreHandle::Open(store) = snip_store::open_from_env() {
-            store.record(&snip_store::LedgerRow::streamed(source, after, &summary));
-        }
-        return Ok(());
-    }
-    if buf.len() > IN_MEMORY_MAX {
-        input.read_to_end(&mut buf).context("reading input")?;
-    }
     let store = snip_store::open_from_env();
-    let outcome = snip_store::compress_recorded(&buf, config, &store, source);
+    let compressed =
+        snip_store::compress_reader(input, out, config, &store, source, format == Format::Text)
+            .map_err(|e| match e {
+                snip_store::ReadError::Read(e) => anyhow::Error::from(e).context("reading input"),
+                snip_store::ReadError::Write(e) => anyhow::Error::from(e),
+            })?;
+    let outcome = match compressed {
+        snip_store::Compressed::Streamed { .. } => return Ok(()),
+        snip_store::Compressed::InMemory(outcome) => outcome,
+    };
     if let Some(why) = &outcome.failed_open {
         eprintln!("snip: {why}; the output is the original");
     }
@@ -213,22 +167,4 @@ pub fn receipt(o: &Outcome) -> serde_json::Value {
         receipt["output_base64"] = b64.into();
     }
     receipt
-}
-
-/// A writer that counts the bytes written through it.
-struct Counted<'a> {
-    out: &'a mut dyn Write,
-    bytes: u64,
-}
-
-impl Write for Counted<'_> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(b)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
 }

@@ -1,0 +1,137 @@
+//! Compressing a reader of any length: which of the three engines runs.
+//!
+//! - Up to [`IN_MEMORY_MAX`] bytes: in memory with the full pipeline, the original kept
+//!   in the store ([`compress_recorded`]).
+//! - A JSON document (it can only be elided whole) up to [`DOCUMENT_IN_MEMORY_MAX`]
+//!   bytes: also in memory, so that `json-fields` can elide inside it.
+//! - Longer (and only when the caller can take the output as a stream and compression
+//!   is on): as it arrives ([`snip_core::stream`]): memory stays bounded however long
+//!   it is, its markers say the original is not retained, and a diff or JSON document
+//!   passes through byte for byte; one ledger row records it.
+
+use crate::{compress_recorded, LedgerRow, StoreHandle};
+use snip_core::{Config, Outcome};
+use std::io::{Read, Write};
+
+/// Inputs longer than this (bytes) are compressed as a stream.
+pub const IN_MEMORY_MAX: usize = 16 * 1024 * 1024;
+
+/// A document streaming would have to pass through whole (a diff, a JSON document)
+/// is compressed in memory up to this many bytes, where its own rules apply.
+pub const DOCUMENT_IN_MEMORY_MAX: usize = 64 * 1024 * 1024;
+
+/// Starting capacity, bytes, of the buffer the input is read into: a typical tool
+/// result fits, so it is read in one call into one allocation instead of through
+/// small probing reads and a doubling buffer.
+pub const READ_CAPACITY: usize = 64 * 1024;
+
+/// What [`compress_reader`] did.
+#[derive(Debug)]
+pub enum Compressed {
+    /// The whole input was compressed in memory; nothing was written yet: the caller
+    /// writes [`Outcome::output`] (or a receipt of it).
+    InMemory(Box<Outcome>),
+    /// The input was compressed as a stream and written to `out` (flushed).
+    Streamed {
+        /// Bytes written to `out`.
+        output_bytes: u64,
+    },
+}
+
+/// Why [`compress_reader`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Reading the input failed.
+    #[error("reading input")]
+    Read(#[source] std::io::Error),
+    /// Writing the streamed output failed (a broken pipe, a full disk).
+    #[error(transparent)]
+    Write(std::io::Error),
+}
+
+/// Reads `input` to its end and compresses it with the engine its length calls for
+/// (see the module doc). `stream_ok` is false when the caller needs the whole output
+/// in memory (a JSON receipt): then the input is always compressed in memory,
+/// however long. A streamed call appends one ledger row tagged `source` when `store`
+/// is open; an in-memory call records as [`compress_recorded`] does.
+///
+/// # Errors
+/// Reading `input`, or writing a streamed output to `out`, failed.
+pub fn compress_reader(
+    mut input: impl Read,
+    out: &mut dyn Write,
+    config: &Config,
+    store: &StoreHandle,
+    source: &str,
+    stream_ok: bool,
+) -> Result<Compressed, ReadError> {
+    let mut buf = Vec::with_capacity(READ_CAPACITY);
+    (&mut input)
+        .take(IN_MEMORY_MAX as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(ReadError::Read)?;
+    // A JSON document past the cap: read it whole (up to a larger cap) so that
+    // `json-fields` can elide inside it; a stream could only pass it through.
+    let mut cap = IN_MEMORY_MAX;
+    if buf.len() > IN_MEMORY_MAX
+        && stream_ok
+        && snip_core::rules::json_fields::opens_multiline_document(&buf)
+    {
+        (&mut input)
+            .take((DOCUMENT_IN_MEMORY_MAX - buf.len()) as u64 + 1)
+            .read_to_end(&mut buf)
+            .map_err(ReadError::Read)?;
+        cap = DOCUMENT_IN_MEMORY_MAX;
+    }
+    if buf.len() > cap && stream_ok && config.enabled {
+        let mut s = snip_core::stream::StreamCompressor::new(config);
+        let mut counted = Counted { out, bytes: 0 };
+        // In window-sized pieces, so the compressor never holds a second copy.
+        for piece in buf.chunks(snip_core::stream::WINDOW) {
+            s.push(piece, &mut counted).map_err(ReadError::Write)?;
+        }
+        drop(buf);
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            let n = match input.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::Read(e)),
+            };
+            s.push(&chunk[..n], &mut counted)
+                .map_err(ReadError::Write)?;
+        }
+        let summary = s.finish(&mut counted).map_err(ReadError::Write)?;
+        let output_bytes = counted.bytes;
+        out.flush().map_err(ReadError::Write)?;
+        if let StoreHandle::Open(store) = store {
+            store.record(&LedgerRow::streamed(source, output_bytes, &summary));
+        }
+        return Ok(Compressed::Streamed { output_bytes });
+    }
+    if buf.len() > IN_MEMORY_MAX {
+        input.read_to_end(&mut buf).map_err(ReadError::Read)?;
+    }
+    Ok(Compressed::InMemory(Box::new(compress_recorded(
+        &buf, config, store, source,
+    ))))
+}
+
+/// A writer that counts the bytes written through it.
+struct Counted<'a> {
+    out: &'a mut dyn Write,
+    bytes: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(b)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
