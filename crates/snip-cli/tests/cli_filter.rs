@@ -1,6 +1,9 @@
 //! The `snip` binary's own surfaces: filter (text and receipt), run (exit statuses),
 //! config (errors name the variable), demo, and streaming of long inputs.
 
+mod common;
+
+use common::{capture, pipe};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -10,31 +13,6 @@ fn snip(store: &std::path::Path) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("SNIP_STORE_DIR", store);
     c
-}
-
-fn capture(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../../fixtures/corpus/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
-
-fn pipe(mut cmd: Command, input: &[u8]) -> std::process::Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let data = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
 }
 
 #[test]

@@ -7,11 +7,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+
 fn corpus(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/corpus")
-        .join(name);
-    String::from_utf8(std::fs::read(&p).unwrap()).unwrap()
+    String::from_utf8(common::capture(name)).unwrap()
 }
 
 struct Run {

@@ -2,52 +2,14 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-}
+mod common;
 
-impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let project = tmp.path().join("project");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&project).unwrap();
-        Env {
-            _tmp: tmp,
-            home,
-            project,
-        }
-    }
+use common::{backups, Env};
 
-    fn snip(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_snip"))
-            .args(args)
-            .current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.snip(args);
-        assert!(
-            out.status.success(),
-            "snip {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn settings(&self) -> PathBuf {
-        self.home.join(".claude/settings.json")
-    }
+/// Claude Code user settings under the test HOME.
+fn settings(env: &Env) -> PathBuf {
+    env.home.join(".claude/settings.json")
 }
 
 /// A settings file as a person writes it: 4-space indent, keys in no sorted order.
@@ -78,26 +40,6 @@ fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-fn backups(path: &Path) -> Vec<PathBuf> {
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    // No directory (uninstall removed the one the install created): no backups.
-    let Ok(dir) = std::fs::read_dir(path.parent().unwrap()) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = dir
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(&format!("{name}.snip-backup-"))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn snip_commands(settings: &Value, event: &str) -> Vec<String> {
     settings["hooks"][event]
         .as_array()
@@ -115,11 +57,11 @@ fn snip_commands(settings: &Value, event: &str) -> Vec<String> {
 #[test]
 fn install_keeps_everything_else_is_idempotent_and_uninstall_is_byte_for_byte() {
     let env = Env::new();
-    write(&env.settings(), SETTINGS);
+    write(&settings(&env), SETTINGS);
 
     env.ok(&["install", "claude-code"]);
-    let after = std::fs::read_to_string(env.settings()).unwrap();
-    let v = json(&env.settings());
+    let after = std::fs::read_to_string(settings(&env)).unwrap();
+    let v = json(&settings(&env));
     // Every other key, in its order, with its value.
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["model", "permissions", "hooks", "env"]);
@@ -146,25 +88,25 @@ fn install_keeps_everything_else_is_idempotent_and_uninstall_is_byte_for_byte() 
     );
     assert_eq!(claude["mcpServers"]["snip"]["type"], "stdio");
     // A timestamped backup holds the original bytes.
-    let b = backups(&env.settings());
+    let b = backups(&settings(&env));
     assert_eq!(b.len(), 1);
     assert_eq!(std::fs::read_to_string(&b[0]).unwrap(), SETTINGS);
 
     // Second run: nothing changes, no new backup.
     let out = env.ok(&["install", "claude-code"]);
     assert!(out.contains("already installed"), "{out}");
-    assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), after);
-    assert_eq!(backups(&env.settings()).len(), 1);
+    assert_eq!(std::fs::read_to_string(settings(&env)).unwrap(), after);
+    assert_eq!(backups(&settings(&env)).len(), 1);
 
     let out = env.ok(&["uninstall", "claude-code"]);
     assert!(
-        out.contains(&format!("restored {}", env.settings().display())),
+        out.contains(&format!("restored {}", settings(&env).display())),
         "{out}"
     );
-    assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), SETTINGS);
+    assert_eq!(std::fs::read_to_string(settings(&env)).unwrap(), SETTINGS);
     assert!(!env.home.join(".claude.json").exists());
     // An exact restore backs nothing up (the bytes it replaces are the install's).
-    assert_eq!(backups(&env.settings()).len(), 1);
+    assert_eq!(backups(&settings(&env)).len(), 1);
     let out = env.ok(&["uninstall", "claude-code"]);
     assert!(out.contains("not installed"), "{out}");
 }
@@ -202,15 +144,15 @@ fn uninstall_of_a_changed_file_says_only_snips_entries_went() {
 #[test]
 fn wrap_bash_adds_the_pre_tool_use_hook_and_uninstall_goes_back_to_before_the_first_install() {
     let env = Env::new();
-    write(&env.settings(), SETTINGS);
+    write(&settings(&env), SETTINGS);
     env.ok(&["install", "claude-code"]);
     env.ok(&["install", "claude-code", "--wrap-bash"]);
-    let v = json(&env.settings());
+    let v = json(&settings(&env));
     assert_eq!(snip_commands(&v, "PostToolUse").len(), 1);
     assert_eq!(snip_commands(&v, "PreToolUse").len(), 1);
     assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "Bash");
     env.ok(&["uninstall", "claude-code"]);
-    assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), SETTINGS);
+    assert_eq!(std::fs::read_to_string(settings(&env)).unwrap(), SETTINGS);
 }
 
 #[test]
@@ -220,9 +162,9 @@ fn files_the_install_created_are_removed_with_their_backups() {
     env.ok(&["install", "claude-code"]);
     // A second install on the file the first one created backs that file up.
     env.ok(&["install", "claude-code", "--wrap-bash"]);
-    assert_eq!(backups(&env.settings()).len(), 1);
+    assert_eq!(backups(&settings(&env)).len(), 1);
     let out = env.ok(&["uninstall", "claude-code"]);
-    for f in [env.settings(), mcp.clone()] {
+    for f in [settings(&env), mcp.clone()] {
         assert!(!f.exists(), "{}", f.display());
         assert!(
             out.contains(&format!(
@@ -235,20 +177,20 @@ fn files_the_install_created_are_removed_with_their_backups() {
     }
     assert!(!out.contains("restored"), "{out}");
     // So is the directory the install created for the settings (HOME had none).
-    let dir = env.settings().parent().unwrap().to_path_buf();
+    let dir = settings(&env).parent().unwrap().to_path_buf();
     assert!(!dir.exists(), "{} left behind", dir.display());
 
     // A file that existed before the install keeps the backup of its original.
-    write(&env.settings(), SETTINGS);
+    write(&settings(&env), SETTINGS);
     env.ok(&["install", "claude-code"]);
     env.ok(&["install", "claude-code", "--wrap-bash"]);
     let out = env.ok(&["uninstall", "claude-code"]);
     assert!(
-        out.contains(&format!("restored {}", env.settings().display())),
+        out.contains(&format!("restored {}", settings(&env).display())),
         "{out}"
     );
-    assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), SETTINGS);
-    let kept = backups(&env.settings());
+    assert_eq!(std::fs::read_to_string(settings(&env)).unwrap(), SETTINGS);
+    let kept = backups(&settings(&env));
     assert!(
         kept.iter()
             .any(|b| std::fs::read_to_string(b).unwrap() == SETTINGS),
@@ -259,15 +201,15 @@ fn files_the_install_created_are_removed_with_their_backups() {
 #[test]
 fn a_file_edited_after_install_loses_only_snips_entries() {
     let env = Env::new();
-    write(&env.settings(), SETTINGS);
+    write(&settings(&env), SETTINGS);
     env.ok(&["install", "claude-code", "--wrap-bash"]);
     // The user (or Claude Code) edits the file afterwards.
-    let text = std::fs::read_to_string(env.settings()).unwrap();
+    let text = std::fs::read_to_string(settings(&env)).unwrap();
     let edited = text.replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1);
-    std::fs::write(env.settings(), &edited).unwrap();
+    std::fs::write(settings(&env), &edited).unwrap();
 
     env.ok(&["uninstall", "claude-code"]);
-    let v = json(&env.settings());
+    let v = json(&settings(&env));
     let mut expected: Value = serde_json::from_str(SETTINGS).unwrap();
     expected["model"] = "sonnet".into();
     assert_eq!(v, expected);
@@ -282,14 +224,14 @@ fn malformed_settings_are_refused_and_left_untouched() {
         "{ // comment\n \"a\": 1 }\n",
         "[1, 2]\n",
     ] {
-        write(&env.settings(), bad);
+        write(&settings(&env), bad);
         let out = env.snip(&["install", "claude-code"]);
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("refusing to edit"), "{err}");
         assert!(err.contains("settings.json"), "{err}");
-        assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), bad);
-        assert!(backups(&env.settings()).is_empty());
+        assert_eq!(std::fs::read_to_string(settings(&env)).unwrap(), bad);
+        assert!(backups(&settings(&env)).is_empty());
         assert!(!env.home.join(".claude.json").exists());
     }
 }
@@ -297,10 +239,10 @@ fn malformed_settings_are_refused_and_left_untouched() {
 #[test]
 fn dry_run_prints_the_edit_and_writes_nothing() {
     let env = Env::new();
-    write(&env.settings(), SETTINGS);
+    write(&settings(&env), SETTINGS);
     let out = env.ok(&["install", "claude-code", "--wrap-bash", "--dry-run"]);
     assert!(
-        out.contains(&format!("--- {}", env.settings().display())),
+        out.contains(&format!("--- {}", settings(&env).display())),
         "{out}"
     );
     assert!(
@@ -313,8 +255,8 @@ fn dry_run_prints_the_edit_and_writes_nothing() {
     assert!(out
         .lines()
         .any(|l| l.starts_with('+') && l.contains("\"PreToolUse\"")));
-    assert_eq!(std::fs::read_to_string(env.settings()).unwrap(), SETTINGS);
-    assert!(backups(&env.settings()).is_empty());
+    assert_eq!(std::fs::read_to_string(settings(&env)).unwrap(), SETTINGS);
+    assert!(backups(&settings(&env)).is_empty());
     assert!(!env.home.join(".claude.json").exists());
     assert!(!env.home.join(".local/state/snip").exists());
 }

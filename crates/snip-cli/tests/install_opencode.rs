@@ -1,64 +1,16 @@
 //! `snip install|uninstall opencode` on real files in a temporary HOME and project.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-}
+mod common;
 
-impl Env {
-    fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let project = tmp.path().join("project");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&project).unwrap();
-        Env {
-            _tmp: tmp,
-            home,
-            project,
-        }
-    }
-
-    fn snip(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_snip"))
-            .args(args)
-            .current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("XDG_CONFIG_HOME")
-            .output()
-            .unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.snip(args);
-        assert!(
-            out.status.success(),
-            "snip {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-}
+use common::Env;
 
 /// A JSONC config with comments, a trailing comma and tabs.
 const CONFIG: &str = "{\n\t// the model everyone here uses\n\t\"model\": \"anthropic/claude-sonnet-4-6\",\n\t/* servers */\n\t\"mcp\": {\n\t\t\"github\": { \"type\": \"remote\", \"url\": \"https://example.invalid/mcp\" }, // remote\n\t},\n\t\"theme\": \"system\", // trailing comma next\n}\n";
 
 fn backups(path: &Path) -> usize {
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    std::fs::read_dir(path.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(&format!("{name}.snip-backup-"))
-        })
-        .count()
+    common::backups(path).len()
 }
 
 #[test]
