@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every check and test of the project, as CI does (.ci/run calls this script).
 #
-#   1. cargo fmt --check, cargo clippy (all targets, warnings are errors)
+#   1. cargo fmt --check, cargo clippy (all targets, warnings are errors; this also
+#      checks the declared minimum Rust version: clippy's incompatible_msrv lint)
 #   2. cargo test for every crate except the Python module (which maturin builds),
-#      and the README's first set-up command (`cargo run -p snip-cli -- demo`)
+#      cargo doc with warnings as errors, and the README's first set-up command
+#      (`cargo run -p snip-cli -- demo`)
 #   3. every scripts/test-*.sh: integration tests against the real hosts (Hermes
 #      Agent, the Python MCP client, OpenCode), each installing what it needs into a
 #      project-local, git-ignored directory that later runs reuse
@@ -36,13 +38,16 @@ run() {
 run "cargo fmt --check" cargo fmt --all -- --check
 run "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 run "cargo test" cargo test --workspace --exclude snip-py --locked
+# Broken intra-doc links and malformed docs fail like warnings do elsewhere.
+run "cargo doc" env RUSTDOCFLAGS="-D warnings" \
+    cargo doc --no-deps --workspace --exclude snip-py --locked --quiet
 # The README's first set-up command, as written (debug build: the binary is built
 # already; the store is off so the run leaves nothing behind).
 run "README: cargo run -p snip-cli -- demo" \
     env SNIP_STORE=0 cargo run --quiet --locked -p snip-cli -- demo --lines 1
 
 if [ "${1:-}" != "--quick" ]; then
-    cargo build --locked -p snip-cli >/dev/null
+    cargo build --locked -p snip-cli -p snip-bench >/dev/null
     for s in scripts/test-*.sh; do
         run "$s" bash "$s"
     done

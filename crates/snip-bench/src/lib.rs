@@ -14,6 +14,12 @@
 //! criterion benches.
 //!
 //! What it does not own: the rules (snip-core) and the store (snip-store).
+//!
+//! ```
+//! // o200k_base token counts, as the table reports them.
+//! assert_eq!(snip_bench::tokens::count(b""), 0);
+//! assert!(snip_bench::tokens::count(b"hello world") >= 2);
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

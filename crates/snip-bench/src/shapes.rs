@@ -6,7 +6,7 @@
 //! (~359 kB), a unified diff (~430 kB), a 900-row SQL result table (~47 kB), an
 //! 8,000-line build log (~335 kB) and an 8,000-item JSON array (~207 kB).
 //!
-//! Every shape is built from a fixed seed with [`crate::rng`], so the bytes are the
+//! Every shape is built from a fixed seed with a SplitMix64 generator (`rng.rs`), so the bytes are the
 //! same on every run and machine. The clue is an exact substring that occurs once.
 //! Generated shapes are shapes, not captures: they show how the rules behave on a
 //! kind of output, not what a particular program prints.

@@ -25,6 +25,18 @@
 //!   input is left as it is (idempotent).
 //! - Anything malformed or unknown passes through untouched, and so does everything
 //!   when the pass panics.
+//!
+//! ```
+//! use serde_json::json;
+//! use snip_context::{compress_request, ContextSettings, FormatChoice};
+//!
+//! // Too short a conversation to touch: it passes through, and nothing is stored.
+//! let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+//! let mut store = |_: &[u8]| -> Option<String> { unreachable!() };
+//! let out = compress_request(&request, FormatChoice::Auto, &ContextSettings::default(), &mut store);
+//! assert!(!out.changed);
+//! assert_eq!(out.request, request);
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

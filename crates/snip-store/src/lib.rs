@@ -11,6 +11,20 @@
 //!   ([`LedgerRow`], [`Stats`]).
 //! - [`compress_recorded`]: the one call every surface makes: compress, retain,
 //!   record, and never error or panic.
+//!
+//! ```
+//! use snip_core::Config;
+//! use snip_store::{compress_recorded, StoreHandle};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let dir = dir.path().to_string_lossy().into_owned();
+//! let store = StoreHandle::from_lookup(|k| (k == "SNIP_STORE_DIR").then(|| dir.clone()));
+//! let log: String = (0..5000).map(|i| format!("line {i}: ok\n")).collect();
+//! let out = compress_recorded(log.as_bytes(), &Config::default(), &store, "example");
+//! // Shortened, and the original kept: the marker quotes the restore call.
+//! assert!(out.output.len() < log.len());
+//! assert!(out.id().is_some());
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

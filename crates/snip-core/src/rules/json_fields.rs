@@ -43,7 +43,7 @@
 //!   between them, so the slice is exactly the comma-separated elided items.
 //! - JSON Lines: a string's marker gives the raw byte range (in the whole input) of its
 //!   JSON-escaped middle instead of a pointer, since no pointer addresses one line. So
-//!   does a string whose pointer is longer than [`MAX_POINTER_BYTES`] (deep nesting:
+//!   does a string whose pointer is longer than `MAX_POINTER_BYTES` (deep nesting:
 //!   the pointer alone would outgrow the budget).
 //!
 //! # Why
