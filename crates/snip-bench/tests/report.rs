@@ -87,6 +87,8 @@ fn report_rows_and_totals_are_consistent_and_recoveries_real() {
     }
     assert_eq!(text.matches("TOTAL").count(), 2);
     assert_eq!(md.matches("**TOTAL**").count(), 2);
+    assert!(md.contains("### Generated shapes (8)") && md.contains("### Real captures (26)"));
+    assert!(md.contains("- tokens saved >= 65%:") && md.contains("- tokens saved >= 80%:"));
 }
 
 #[test]
