@@ -114,7 +114,10 @@ fn text_and_markdown_tables_end_with_totals_and_targets() {
     let md = String::from_utf8(out.stdout).unwrap();
     assert_eq!(md.matches("| **TOTAL** |").count(), 3);
     assert!(md.contains("### Generated shapes (8)") && md.contains("### Real captures (26)"));
-    let new = format!("### New real captures ({}), not tuned on", new_capture_count());
+    let new = format!(
+        "### New real captures ({}), not tuned on",
+        new_capture_count()
+    );
     assert!(md.contains(&new), "{new}");
     assert!(md.contains("- tokens saved >= 85%:"));
     assert!(md.contains("- tokens saved >= 65%:") && md.contains("- tokens saved >= 80%:"));
