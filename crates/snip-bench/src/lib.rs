@@ -1,10 +1,13 @@
 //! snip-bench: the proof table behind `snip bench`.
 //!
-//! It measures what snip saves and what it keeps, on two sets of inputs:
+//! It measures what snip saves and what it keeps, on three sets of inputs:
 //! - [`shapes`]: eight generated tool-output shapes, each with one planted clue, sized
 //!   like the published reference table for this kind of tool;
 //! - [`captures`]: the real captures of `fixtures/corpus/`, embedded in the binary, with
-//!   the clue their manifest names.
+//!   the clue their manifest names;
+//! - the newer real captures of `fixtures/corpus-new/` (made by
+//!   `scripts/capture-corpus.sh`), reported in their own section so that the first
+//!   set's figures stay comparable.
 //!
 //! For each input [`report::bench_input`] records one `compress` call through a store,
 //! times more calls, counts o200k_base tokens before and after ([`tokens`]; only here,

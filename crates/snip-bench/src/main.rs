@@ -24,7 +24,8 @@ pub struct Args {
     /// What to bench instead of the table.
     #[command(subcommand)]
     pub what: Option<What>,
-    /// Print the report as JSON: {"shapes": {"rows", "totals", "targets"}, "captures": …}.
+    /// Print the report as JSON: {"shapes": {"rows", "totals", "targets"}, "captures": …,
+    /// "new_captures": …}.
     #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
     /// Print the report as Markdown tables.

@@ -2,7 +2,8 @@
 
 use crate::report::{RecoveredBy, Report, Row, Section, Totals};
 
-/// The report as pretty JSON: `{"shapes": {"rows", "totals", "targets"}, "captures": …}`.
+/// The report as pretty JSON: `{"shapes": {"rows", "totals", "targets"}, "captures": …,
+/// "new_captures": …}`.
 pub fn json(report: &Report) -> String {
     serde_json::to_string_pretty(report).expect("the report always serializes")
 }
@@ -63,7 +64,7 @@ pub fn markdown(report: &Report) -> String {
     s
 }
 
-fn sections(report: &Report) -> [(String, &Section); 2] {
+fn sections(report: &Report) -> [(String, &Section); 3] {
     [
         (
             format!("Generated shapes ({})", report.shapes.rows.len()),
@@ -72,6 +73,13 @@ fn sections(report: &Report) -> [(String, &Section); 2] {
         (
             format!("Real captures ({})", report.captures.rows.len()),
             &report.captures,
+        ),
+        (
+            format!(
+                "New real captures ({}), not tuned on",
+                report.new_captures.rows.len()
+            ),
+            &report.new_captures,
         ),
     ]
 }
@@ -116,7 +124,11 @@ fn row_cells(r: &Row) -> Vec<String> {
         r.name.clone(),
         format!("{:?}", r.kind).to_lowercase(),
         thousands(r.bytes_before),
-        thousands(r.bytes_after),
+        if r.within_bound {
+            thousands(r.bytes_after)
+        } else {
+            format!("{} OVER", thousands(r.bytes_after))
+        },
         thousands(r.tokens_before),
         thousands(r.tokens_after),
         format!("{:.1}%", r.tokens_saved_pct),

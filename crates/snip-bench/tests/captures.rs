@@ -83,3 +83,41 @@ fn manifest_rows_carry_their_command() {
         .iter()
         .all(|c| !c.manifest.command.is_empty()));
 }
+
+#[test]
+fn the_new_set_is_the_repository_files_joined_with_their_rows() {
+    use snip_bench::captures::{Set, NEW_FILES, NEW_MANIFEST_TSV};
+    let dir = corpus_dir().join("../corpus-new");
+    let on_disk = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
+    assert_eq!(on_disk, NEW_MANIFEST_TSV);
+    for f in NEW_FILES {
+        let bytes = std::fs::read(dir.join(f.file)).unwrap();
+        assert!(
+            bytes == f.bytes,
+            "{} differs from the embedded copy",
+            f.file
+        );
+        let json = serde_json::from_slice::<serde_json::Value>(f.bytes).is_ok();
+        assert_eq!(json, f.kind == Kind::Json, "{}: JSON kind", f.file);
+        let stripped = strip_ansi(f.bytes);
+        let diff = stripped.starts_with(b"diff --git ")
+            || memchr::memmem::find(&stripped, b"\ndiff --git ").is_some();
+        assert_eq!(diff, f.kind == Kind::Diff, "{}: diff kind", f.file);
+    }
+    let files_on_disk = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".txt"))
+        .count();
+    assert_eq!(files_on_disk, NEW_FILES.len(), "every capture is embedded");
+    let all = captures::of(Set::New).unwrap();
+    assert!(all.len() >= 30);
+    for c in &all {
+        let stripped = strip_ansi(c.file.bytes);
+        assert!(
+            memchr::memmem::find(&stripped, c.manifest.clue.as_bytes()).is_some(),
+            "{}: the clue is in the stripped capture",
+            c.manifest.file
+        );
+    }
+}

@@ -43,8 +43,9 @@ fn json_report_has_the_issue_shape_and_totals_are_sums() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     let top: Vec<&String> = v.as_object().unwrap().keys().collect();
-    assert_eq!(top, ["shapes", "captures"]);
-    for (section, n) in [("shapes", 8), ("captures", 26)] {
+    assert_eq!(top, ["shapes", "captures", "new_captures"]);
+    let new = new_capture_count();
+    for (section, n) in [("shapes", 8), ("captures", 26), ("new_captures", new)] {
         let rows = v[section]["rows"].as_array().unwrap();
         assert_eq!(rows.len(), n, "{section}");
         let t = &v[section]["totals"];
@@ -74,7 +75,11 @@ fn json_report_has_the_issue_shape_and_totals_are_sums() {
         assert_eq!(t["json_invalid"].as_u64().unwrap(), invalid);
         for r in rows {
             assert!(r["median_us"].as_f64().unwrap() > 0.0);
-            assert!(r["bytes_after"].as_u64() <= r["bytes_before"].as_u64());
+            // The new captures may fail this today; their own test
+            // (`captures_new.rs`) holds them to their recorded known failures.
+            if section != "new_captures" {
+                assert!(r["bytes_after"].as_u64() <= r["bytes_before"].as_u64());
+            }
         }
     }
     let shapes: Vec<&str> = v["shapes"]["rows"]
@@ -117,4 +122,16 @@ fn help_names_snip_bench() {
         help.contains("Usage: snip bench") && help.contains("--iterations"),
         "{help}"
     );
+}
+
+/// The number of captures in `fixtures/corpus-new/` (manifest rows).
+fn new_capture_count() -> usize {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/corpus-new/MANIFEST.tsv");
+    std::fs::read_to_string(manifest)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .count()
 }

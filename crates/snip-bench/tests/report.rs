@@ -29,6 +29,7 @@ fn check_totals(rows: &[Row], t: &snip_bench::Totals) {
     assert_eq!(t.clues_recoverable, count(|r| r.clue_recoverable));
     assert_eq!(t.diffs_changed, count(|r| r.diff_identical == Some(false)));
     assert_eq!(t.json_invalid, count(|r| r.json_valid == Some(false)));
+    assert_eq!(t.over_bound, count(|r| !r.within_bound));
 }
 
 #[test]
@@ -37,7 +38,11 @@ fn report_rows_and_totals_are_consistent_and_recoveries_real() {
     let rep = report::build(&quick(), &mut store).unwrap();
     assert_eq!(rep.shapes.rows.len(), 8);
     assert_eq!(rep.captures.rows.len(), 26);
-    for section in [&rep.shapes, &rep.captures] {
+    assert_eq!(
+        rep.new_captures.rows.len(),
+        snip_bench::captures::NEW_FILES.len()
+    );
+    for section in [&rep.shapes, &rep.captures, &rep.new_captures] {
         check_totals(&section.rows, &section.totals);
         for r in &section.rows {
             assert!(r.deterministic, "{}", r.name);
@@ -61,10 +66,14 @@ fn report_rows_and_totals_are_consistent_and_recoveries_real() {
     }
     // The rendered forms carry every row and the totals.
     let json: serde_json::Value = serde_json::from_str(&snip_bench::render::json(&rep)).unwrap();
-    for key in ["shapes", "captures"] {
+    for (key, section) in [
+        ("shapes", &rep.shapes),
+        ("captures", &rep.captures),
+        ("new_captures", &rep.new_captures),
+    ] {
         assert_eq!(
             json[key]["rows"].as_array().unwrap().len(),
-            if key == "shapes" { 8 } else { 26 }
+            section.rows.len()
         );
         for k in [
             "bytes_before",
@@ -76,18 +85,30 @@ fn report_rows_and_totals_are_consistent_and_recoveries_real() {
             "clues_recoverable",
             "diffs_changed",
             "json_invalid",
+            "over_bound",
         ] {
             assert!(json[key]["totals"][k].is_number(), "{key}.totals.{k}");
         }
     }
     let text = snip_bench::render::text(&rep);
     let md = snip_bench::render::markdown(&rep);
-    for r in rep.shapes.rows.iter().chain(&rep.captures.rows) {
+    for r in rep
+        .shapes
+        .rows
+        .iter()
+        .chain(&rep.captures.rows)
+        .chain(&rep.new_captures.rows)
+    {
         assert!(text.contains(&r.name) && md.contains(&r.name));
     }
-    assert_eq!(text.matches("TOTAL").count(), 2);
-    assert_eq!(md.matches("**TOTAL**").count(), 2);
+    assert_eq!(text.matches("TOTAL").count(), 3);
+    assert_eq!(md.matches("**TOTAL**").count(), 3);
     assert!(md.contains("### Generated shapes (8)") && md.contains("### Real captures (26)"));
+    assert!(md.contains(&format!(
+        "### New real captures ({}), not tuned on",
+        rep.new_captures.rows.len()
+    )));
+    assert!(md.contains("- tokens saved >= 85%:"));
     assert!(md.contains("- tokens saved >= 65%:") && md.contains("- tokens saved >= 80%:"));
 }
 

@@ -15,7 +15,12 @@ pub struct Capture {
 }
 
 pub fn corpus() -> Vec<Capture> {
-    let dir = fixtures().join("corpus");
+    corpus_in("corpus")
+}
+
+/// The captures of `fixtures/<set>/` (`corpus` or `corpus-new`), in manifest order.
+pub fn corpus_in(set: &str) -> Vec<Capture> {
+    let dir = fixtures().join(set);
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("manifest");
     let mut lines = manifest.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
