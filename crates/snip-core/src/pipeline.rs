@@ -10,6 +10,7 @@
 
 use crate::doc::{Doc, RawIndex};
 use crate::marker::{Marker, RestoreCall};
+use crate::rule::RuleId;
 use crate::rules::{
     ansi_strip, diff_protect, head_tail_elide, json_fields, repeat_collapse, terminal_render,
     traceback_keep,
@@ -60,7 +61,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     if diff_protect::is_diff(input) {
         let mut o = Outcome::unchanged(input);
         o.rules.push(RuleReport {
-            id: "diff-protect",
+            id: RuleId::DiffProtect,
             counts: vec![("protected_bytes", input.len() as u64)],
         });
         return o;
@@ -77,7 +78,13 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     // whole lines the text rules may then elide (line numbers are unchanged by it).
     let mut json_lines: Option<(Vec<u8>, RuleReport)> = None;
     if json_fields::looks_like_json(input) {
-        match json_fields::apply(input, config, retained_id(&retention), lossy_allowed) {
+        match json_fields::apply(
+            input,
+            config,
+            retained_id(&retention),
+            lossy_allowed,
+            &lossless_text,
+        ) {
             Some(j) if j.output.len() < input.len() => {
                 let lossy = j.strings_elided + j.items_elided > 0;
                 let mut counts = vec![
@@ -90,7 +97,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
                     counts.push(("minified", 1));
                 }
                 let report = RuleReport {
-                    id: "json-fields",
+                    id: RuleId::JsonFields,
                     counts,
                 };
                 let multi_line = j.output[..j.output.len().saturating_sub(1)].contains(&b'\n');
@@ -174,7 +181,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
         if tf > 0 {
             lossy = true;
             rules.push(RuleReport {
-                id: "traceback-keep",
+                id: RuleId::TracebackKeep,
                 counts: vec![("frames_elided", tf), ("lines_elided", tl)],
             });
             size = doc.size();
@@ -320,7 +327,7 @@ fn elision_report(doc: &Doc<'_>) -> Option<RuleReport> {
     for l in &doc.lines {
         let Some(i) = l.marker else { continue };
         let m = &doc.markers[i as usize];
-        if m.rule != head_tail_elide::RULE {
+        if m.rule != RuleId::HeadTailElide {
             continue;
         }
         gaps += 1;
@@ -332,7 +339,7 @@ fn elision_report(doc: &Doc<'_>) -> Option<RuleReport> {
         }
     }
     (gaps > 0).then(|| RuleReport {
-        id: head_tail_elide::RULE,
+        id: RuleId::HeadTailElide,
         counts: vec![
             ("gaps", gaps),
             ("lines_elided", lines),
@@ -374,19 +381,19 @@ impl Lossless<'_> {
                 counts.push(("backspaces_removed", self.backspaces));
             }
             rules.push(RuleReport {
-                id: "terminal-render",
+                id: RuleId::TerminalRender,
                 counts,
             });
         }
         if self.escapes > 0 {
             rules.push(RuleReport {
-                id: "ansi-strip",
+                id: RuleId::AnsiStrip,
                 counts: vec![("escapes_removed", self.escapes)],
             });
         }
         if self.runs > 0 {
             rules.push(RuleReport {
-                id: "repeat-collapse",
+                id: RuleId::RepeatCollapse,
                 counts: vec![("runs", self.runs), ("lines_removed", self.repeated)],
             });
         }
@@ -467,53 +474,6 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
         repeated,
         line_starts,
     }
-}
-
-/// See [`crate::rules::apply_one`].
-pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u8>> {
-    let mut doc = Doc::from_raw(input);
-    let raw = RawIndex::new(input);
-    match id {
-        "diff-protect" => {
-            return diff_protect::is_diff(input).then(|| input.to_vec());
-        }
-        "json-fields" => return json_fields::apply(input, config, None, true).map(|j| j.output),
-        "terminal-render" => {
-            let mut r = terminal_render::render(input)?;
-            r.doc.footer.extend(Marker::lossless_footer(
-                r.frames_removed,
-                r.backspaces_removed,
-                0,
-                None,
-            ));
-            return Some(r.doc.render(None));
-        }
-        "ansi-strip" => {
-            if ansi_strip::apply(&mut doc) == 0 {
-                return None;
-            }
-        }
-        "repeat-collapse" => {
-            if repeat_collapse::apply(&mut doc, config).0 == 0 {
-                return None;
-            }
-        }
-        "traceback-keep" => {
-            if traceback_keep::apply(&mut doc, config, &raw).0 == 0 {
-                return None;
-            }
-        }
-        "head-tail-elide" => {
-            if doc.size() <= config.max_bytes {
-                return None;
-            }
-            if !head_tail_elide::apply(&mut doc, config, &raw, true) {
-                return None;
-            }
-        }
-        _ => return None,
-    }
-    Some(doc.render(None))
 }
 
 /// The lossless text rules (terminal-render, ansi-strip, repeat-collapse) on one

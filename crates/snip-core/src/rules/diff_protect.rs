@@ -26,7 +26,7 @@ pub(crate) fn is_diff(input: &[u8]) -> bool {
         // output is not a diff: it is not stripped here).
         let may = memchr::memmem::find(head, b"diff --git ").is_some()
             || memchr::memmem::find(head, b"@@ -").is_some();
-        return may && has_diff_header(&crate::rules::ansi_strip::strip(head));
+        return may && has_diff_header(&crate::escape::strip(head));
     }
     has_diff_header(head)
 }

@@ -14,7 +14,8 @@
 //! is shorter than what it replaces. Lossless in meaning; applies at any size.
 
 use crate::doc::{Doc, Line};
-use crate::marker::{Marker, RestoreCall};
+use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::rule::RuleId;
 use crate::Config;
 
 /// Collapses runs in `doc`. Returns `(runs, lines_removed)`.
@@ -56,10 +57,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
             let second = doc.lines[k + 1];
             let m = Marker {
                 what: format!("previous line repeated {} more times", count - 1),
-                rule: "repeat-collapse",
+                rule: RuleId::RepeatCollapse,
                 lines: Some((second.src_first as u64 + 1, last.src_last as u64 + 1)),
                 bytes: None,
-                restore: Some(RestoreCall::Lines {
+                recovery: Recovery::Lossless(RestoreCall::Lines {
                     start: second.src_first as u64 + 1,
                     end: last.src_last as u64 + 1,
                 }),

@@ -19,7 +19,8 @@
 //! above the budget and with a retained original (or the store turned off).
 
 use crate::doc::{Doc, Line, RawIndex};
-use crate::marker::{Marker, RestoreCall};
+use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::rule::RuleId;
 use crate::Config;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -234,10 +235,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
             let lines = (cut_to - cut_from) as u64;
             let m = Marker {
                 what: format!("{frames} traceback frames ({lines} lines) elided"),
-                rule: "traceback-keep",
+                rule: RuleId::TracebackKeep,
                 lines: Some((a as u64 + 1, b as u64 + 1)),
                 bytes: Some(raw.bytes(a, b)),
-                restore: Some(RestoreCall::Lines {
+                recovery: Recovery::Elided(RestoreCall::Lines {
                     start: a as u64 + 1,
                     end: b as u64 + 1,
                 }),
