@@ -10,7 +10,6 @@
 
 use crate::doc::{Doc, RawIndex};
 use crate::marker::{Marker, RestoreCall};
-use crate::rule::RuleId;
 use crate::rules::{
     ansi_strip, diff_protect, head_tail_elide, json_fields, repeat_collapse, terminal_render,
     traceback_keep,
@@ -60,10 +59,7 @@ pub(crate) fn compress_unreduced(input: &[u8], config: &Config) -> Outcome {
 fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) -> Outcome {
     if diff_protect::is_diff(input) {
         let mut o = Outcome::unchanged(input);
-        o.rules.push(RuleReport {
-            id: RuleId::DiffProtect,
-            counts: vec![("protected_bytes", input.len() as u64)],
-        });
+        o.rules.push(diff_protect::report(input.len()));
         return o;
     }
     let over = input.len() > config.max_bytes;
@@ -87,19 +83,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
         ) {
             Some(j) if j.output.len() < input.len() => {
                 let lossy = j.strings_elided + j.items_elided > 0;
-                let mut counts = vec![
-                    ("strings_elided", j.strings_elided),
-                    ("items_elided", j.items_elided),
-                    ("bytes_elided", j.bytes_elided),
-                    ("strings_rendered", j.strings_rendered),
-                ];
-                if j.minified {
-                    counts.push(("minified", 1));
-                }
-                let report = RuleReport {
-                    id: RuleId::JsonFields,
-                    counts,
-                };
+                let report = json_fields::report(&j);
                 let multi_line = j.output[..j.output.len().saturating_sub(1)].contains(&b'\n');
                 if lossy_allowed && j.output.len() > config.max_bytes && multi_line {
                     json_lines = Some((j.output, report));
@@ -178,12 +162,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             None => RawIndex::new(input),
         });
         let (tf, tl) = traceback_keep::apply(&mut doc, config, raw);
-        if tf > 0 {
+        if let Some(report) = traceback_keep::report(tf, tl) {
             lossy = true;
-            rules.push(RuleReport {
-                id: RuleId::TracebackKeep,
-                counts: vec![("frames_elided", tf), ("lines_elided", tl)],
-            });
+            rules.push(report);
             size = doc.size();
         }
         if size > config.max_bytes {
@@ -191,7 +172,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
                 size = s;
             }
         }
-        if let Some(report) = elision_report(&doc) {
+        if let Some(report) = head_tail_elide::report(&doc) {
             lossy = true;
             rules.push(report);
         }
@@ -264,7 +245,7 @@ fn json_lines_elided(
         }
         cfg.max_bytes = config.max_bytes.saturating_sub(quoting);
     };
-    rules.extend(elision_report(&doc));
+    rules.extend(head_tail_elide::report(&doc));
     let output = doc.render_markers_as(retained_id(&retention), true);
     Outcome {
         changed: true,
@@ -320,34 +301,6 @@ fn elide_within_budget(
     None
 }
 
-/// The `head-tail-elide` receipt row, counted from its markers among `doc`'s lines
-/// (gaps, original lines and bytes elided); `None` when there is none.
-fn elision_report(doc: &Doc<'_>) -> Option<RuleReport> {
-    let (mut gaps, mut lines, mut bytes) = (0, 0, 0);
-    for l in &doc.lines {
-        let Some(i) = l.marker else { continue };
-        let m = &doc.markers[i as usize];
-        if m.rule != RuleId::HeadTailElide {
-            continue;
-        }
-        gaps += 1;
-        if let Some((a, b)) = m.lines {
-            lines += b + 1 - a;
-        }
-        if let Some((s, e)) = m.bytes {
-            bytes += e - s;
-        }
-    }
-    (gaps > 0).then(|| RuleReport {
-        id: RuleId::HeadTailElide,
-        counts: vec![
-            ("gaps", gaps),
-            ("lines_elided", lines),
-            ("bytes_elided", bytes),
-        ],
-    })
-}
-
 /// What the lossless text rules (`terminal-render`, `ansi-strip`, `repeat-collapse`)
 /// made of a text.
 pub(crate) struct Lossless<'a> {
@@ -372,32 +325,13 @@ impl Lossless<'_> {
         self.frames > 0 || self.backspaces > 0 || self.escapes > 0 || self.runs > 0
     }
 
-    /// The receipt rows of the rules that changed something.
+    /// The receipt rows of the rules that changed something, each built by its rule.
     fn reports(&self) -> Vec<RuleReport> {
-        let mut rules = Vec::new();
-        if self.frames > 0 || self.backspaces > 0 {
-            let mut counts = vec![("frames_removed", self.frames)];
-            if self.backspaces > 0 {
-                counts.push(("backspaces_removed", self.backspaces));
-            }
-            rules.push(RuleReport {
-                id: RuleId::TerminalRender,
-                counts,
-            });
-        }
-        if self.escapes > 0 {
-            rules.push(RuleReport {
-                id: RuleId::AnsiStrip,
-                counts: vec![("escapes_removed", self.escapes)],
-            });
-        }
-        if self.runs > 0 {
-            rules.push(RuleReport {
-                id: RuleId::RepeatCollapse,
-                counts: vec![("runs", self.runs), ("lines_removed", self.repeated)],
-            });
-        }
-        rules
+        terminal_render::report(self.frames, self.backspaces)
+            .into_iter()
+            .chain(ansi_strip::report(self.escapes))
+            .chain(repeat_collapse::report(self.runs, self.repeated))
+            .collect()
     }
 }
 

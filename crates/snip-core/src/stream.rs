@@ -227,10 +227,13 @@ impl StreamCompressor {
             out.write_all(self.eol().bytes())?;
         }
         let rules = [
-            (self.frames > 0 || self.backspaces > 0, "terminal-render"),
-            (self.escapes > 0, "ansi-strip"),
-            (self.repeated, "repeat-collapse"),
-            (self.elided, "head-tail-elide"),
+            (
+                self.frames > 0 || self.backspaces > 0,
+                RuleId::TerminalRender.as_str(),
+            ),
+            (self.escapes > 0, RuleId::AnsiStrip.as_str()),
+            (self.repeated, RuleId::RepeatCollapse.as_str()),
+            (self.elided, RuleId::HeadTailElide.as_str()),
         ];
         Ok(StreamSummary {
             bytes_in: self.total,

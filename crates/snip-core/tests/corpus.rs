@@ -167,7 +167,10 @@ fn marker_ranges_point_at_what_was_removed() {
             .chain(memchr::memchr_iter(b'\n', &c.bytes).map(|i| i + 1))
             .collect();
         for m in text.lines().filter_map(marker::parse) {
-            if !matches!(m.rule.as_str(), "head-tail-elide" | "traceback-keep") {
+            if !matches!(
+                snip_core::RuleId::parse(&m.rule),
+                Some(snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep)
+            ) {
                 continue;
             }
             let (a, b) = m.lines.unwrap();

@@ -57,7 +57,7 @@ struct Found {
 
 fn parse_marker(text: &str) -> Found {
     let p = marker::parse(text).unwrap_or_else(|| panic!("not a marker: {text}"));
-    assert_eq!(p.rule, "json-fields", "{text}");
+    assert_eq!(p.rule, snip_core::RuleId::JsonFields.as_str(), "{text}");
     let call = p.call.as_deref().map(|c| {
         let num = |key: &str| -> u64 {
             let at = c.find(key).unwrap_or_else(|| panic!("{key} in {c}")) + key.len();

@@ -75,6 +75,14 @@ pub(crate) fn apply(doc: &mut Doc<'_>) -> u64 {
     n
 }
 
+/// The receipt row: `escapes_removed`; `None` when none was.
+pub(crate) fn report(escapes: u64) -> Option<crate::RuleReport> {
+    (escapes > 0).then(|| crate::RuleReport {
+        id: crate::RuleId::AnsiStrip,
+        counts: vec![("escapes_removed", escapes)],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,6 +95,14 @@ fn change_command(l: &[u8]) -> bool {
     }
 }
 
+/// The receipt row: `protected_bytes`, the input's size (returned as it was).
+pub(crate) fn report(protected_bytes: usize) -> crate::RuleReport {
+    crate::RuleReport {
+        id: crate::RuleId::DiffProtect,
+        counts: vec![("protected_bytes", protected_bytes as u64)],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@ use crate::marker::{Marker, Recovery, RestoreCall};
 use crate::rule::RuleId;
 use crate::salience::{each_salient, salient_matches, shape, ISLAND_LINE_MAX};
 use crate::Config;
+use crate::RuleReport;
 
 /// Island priority of a traceback's last line, above every salient word's.
 const EXCEPTION_PRIORITY: u8 = 4;
@@ -538,4 +539,32 @@ fn split_long_lines(
         }
     }
     (lines, pieces, out)
+}
+
+/// The `head-tail-elide` receipt row, counted from its markers among `doc`'s lines
+/// (gaps, original lines and bytes elided); `None` when there is none.
+pub(crate) fn report(doc: &Doc<'_>) -> Option<RuleReport> {
+    let (mut gaps, mut lines, mut bytes) = (0, 0, 0);
+    for l in &doc.lines {
+        let Some(i) = l.marker else { continue };
+        let m = &doc.markers[i as usize];
+        if m.rule != RuleId::HeadTailElide {
+            continue;
+        }
+        gaps += 1;
+        if let Some((a, b)) = m.lines {
+            lines += b + 1 - a;
+        }
+        if let Some((s, e)) = m.bytes {
+            bytes += e - s;
+        }
+    }
+    (gaps > 0).then(|| RuleReport {
+        id: RuleId::HeadTailElide,
+        counts: vec![
+            ("gaps", gaps),
+            ("lines_elided", lines),
+            ("bytes_elided", bytes),
+        ],
+    })
 }

@@ -61,6 +61,12 @@
 //! value: only long strings and arrays long enough to elide are recorded), one pass to
 //! write the output; the planning works on the recorded candidates only.
 //!
+//! # Example
+//! `{"log": "<a 40 KB build log>"}` over a 4 KB budget → the same one-key object whose
+//! string keeps its head and tail around `[snip: N bytes elided from this string ·
+//! json-fields · restore: snip_restore(id=\"sn_…\", mode=\"bytes\", field=\"/log\",
+//! start=S, end=E)]`: still valid JSON, every other value byte-identical.
+//!
 //! # Options
 //! [`Config::max_bytes`], [`Config::json_string_keep`], [`Config::json_array_keep`]; JSON
 //! Lines lines are elided to `max_bytes / 4` each, only when the whole input is over the
@@ -282,6 +288,24 @@ pub fn apply(
     text_rule: TextRule<'_>,
 ) -> Option<JsonElision> {
     apply_with(input, config, id, lossy_allowed, text_rule)
+}
+
+/// The receipt row of an elision: strings and items elided, bytes elided, strings
+/// rendered by the lossless text rules, and `minified` (1) when whitespace was removed.
+pub(crate) fn report(j: &JsonElision) -> crate::RuleReport {
+    let mut counts = vec![
+        ("strings_elided", j.strings_elided),
+        ("items_elided", j.items_elided),
+        ("bytes_elided", j.bytes_elided),
+        ("strings_rendered", j.strings_rendered),
+    ];
+    if j.minified {
+        counts.push(("minified", 1));
+    }
+    crate::RuleReport {
+        id: RuleId::JsonFields,
+        counts,
+    }
 }
 
 /// The lossless text rules run on long string values (the pipeline passes

@@ -87,3 +87,11 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
 fn same(doc: &Doc<'_>, a: &Line, b: &Line) -> bool {
     a.marker.is_none() && b.marker.is_none() && doc.text(a) == doc.text(b)
 }
+
+/// The receipt row: `runs` collapsed and `lines_removed`; `None` when there was none.
+pub(crate) fn report(runs: u64, lines_removed: u64) -> Option<crate::RuleReport> {
+    (runs > 0).then(|| crate::RuleReport {
+        id: RuleId::RepeatCollapse,
+        counts: vec![("runs", runs), ("lines_removed", lines_removed)],
+    })
+}

@@ -1152,6 +1152,22 @@ fn stem_span(b: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
+/// The receipt row: `frames_removed`, and `backspaces_removed` when there were any;
+/// `None` when neither changed anything.
+pub(crate) fn report(frames: u64, backspaces: u64) -> Option<crate::RuleReport> {
+    if frames == 0 && backspaces == 0 {
+        return None;
+    }
+    let mut counts = vec![("frames_removed", frames)];
+    if backspaces > 0 {
+        counts.push(("backspaces_removed", backspaces));
+    }
+    Some(crate::RuleReport {
+        id: crate::RuleId::TerminalRender,
+        counts,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -259,6 +259,14 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
     (frames_elided, lines_elided)
 }
 
+/// The receipt row: `frames_elided` and `lines_elided`; `None` when no frame was.
+pub(crate) fn report(frames: u64, lines: u64) -> Option<crate::RuleReport> {
+    (frames > 0).then(|| crate::RuleReport {
+        id: RuleId::TracebackKeep,
+        counts: vec![("frames_elided", frames), ("lines_elided", lines)],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
