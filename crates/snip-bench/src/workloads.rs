@@ -75,7 +75,7 @@ pub fn rule_inputs(len: usize) -> Vec<(RuleId, Vec<u8>)> {
         }
         json.push_str(&format!(
             "{{\"id\":{i},\"name\":\"item-{i:05}\",\"tags\":[\"a\",\"b\"],\"ok\":{}}}",
-            i % 7 != 0
+            !i.is_multiple_of(7)
         ));
         i += 1;
     }
