@@ -83,7 +83,7 @@ fn per_rule(c: &mut Criterion) {
     for (rule, input) in &inputs {
         g.throughput(Throughput::Bytes(input.len() as u64));
         g.bench_with_input(BenchmarkId::from_parameter(rule), input, |b, input| {
-            b.iter(|| snip_core::rules::apply_one(rule, black_box(input), &config))
+            b.iter(|| snip_core::rules::apply_one(*rule, black_box(input), &config))
         });
     }
     g.finish();

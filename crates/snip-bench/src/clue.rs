@@ -10,7 +10,7 @@
 //! for the clue on a marker's id is tried; the report says which of the two worked.
 
 use memchr::memmem;
-use snip_core::marker::{self, ParsedMarker};
+use snip_core::marker::{self, CallValue, ParsedMarker};
 
 /// Removes ANSI escape sequences: CSI (`ESC [` … final byte), OSC (`ESC ]` … BEL or
 /// `ESC \`), DCS/SOS/PM/APC (… `ESC \`), `ESC` + intermediates + final (e.g. `ESC ( B`)
@@ -177,68 +177,24 @@ impl CallArgs {
 /// # Errors
 /// A message naming what does not parse (an unknown key, a bad value, no `id`).
 pub fn parse_call(call: &str) -> Result<CallArgs, String> {
-    let body = call
-        .trim()
-        .strip_prefix("snip_restore(")
-        .and_then(|b| b.strip_suffix(')'))
-        .ok_or_else(|| format!("not a snip_restore call: {call}"))?;
     let mut args = CallArgs::default();
-    let mut rest = body.trim_start();
-    while !rest.is_empty() {
-        let (key, after) = rest
-            .split_once('=')
-            .ok_or_else(|| format!("expected key=value in {call}"))?;
-        let key = key.trim();
-        let after = after.trim_start();
-        let (value, remaining) = if let Some(q) = after.strip_prefix('"') {
-            let mut v = String::new();
-            let mut chars = q.char_indices();
-            let mut end = None;
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => v.push(chars.next().map(|(_, c)| c).unwrap_or('\\')),
-                    '"' => {
-                        end = Some(i + 1);
-                        break;
-                    }
-                    c => v.push(c),
-                }
-            }
-            let end = end.ok_or_else(|| format!("unterminated string in {call}"))?;
-            (Value::Str(v), &q[end..])
-        } else {
-            let n = after
-                .find(',')
-                .map_or(after, |i| &after[..i])
-                .trim()
-                .to_string();
-            let len = after.find(',').unwrap_or(after.len());
-            let v = n
-                .parse::<u64>()
-                .map_err(|_| format!("{key}={n} is not a number in {call}"))?;
-            (Value::Num(v), &after[len..])
-        };
+    marker::parse_restore_call(call, |key, value| {
         match (key, value) {
-            ("id", Value::Str(v)) => args.id = v,
-            ("mode", Value::Str(v)) => args.mode = v,
-            ("field", Value::Str(v)) => args.field = Some(v),
-            ("query", Value::Str(v)) => args.query = Some(v),
-            ("start", Value::Num(v)) => args.start = Some(v),
-            ("end", Value::Num(v)) => args.end = Some(v),
-            (k, _) => return Err(format!("unexpected argument `{k}` in {call}")),
+            ("id", CallValue::Str(v)) => args.id = v,
+            ("mode", CallValue::Str(v)) => args.mode = v,
+            ("field", CallValue::Str(v)) => args.field = Some(v),
+            ("query", CallValue::Str(v)) => args.query = Some(v),
+            ("start", CallValue::Num(v)) => args.start = Some(v),
+            ("end", CallValue::Num(v)) => args.end = Some(v),
+            (k, _) => return Err(format!("unexpected argument `{k}`")),
         }
-        rest = remaining.trim_start();
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-    }
+        Ok(())
+    })
+    .map_err(|e| format!("{e} in {call}"))?;
     if args.id.is_empty() {
         return Err(format!("no id in {call}"));
     }
     Ok(args)
-}
-
-enum Value {
-    Str(String),
-    Num(u64),
 }
 
 #[cfg(test)]
@@ -264,10 +220,10 @@ mod tests {
     fn marker_line(call: RestoreCall) -> String {
         Marker {
             what: "12 lines elided".into(),
-            rule: "head-tail-elide",
+            rule: snip_core::RuleId::HeadTailElide,
             lines: Some((3, 14)),
             bytes: None,
-            restore: Some(call),
+            recovery: snip_core::marker::Recovery::Elided(call),
         }
         .render(Some("sn_00ff"))
     }

@@ -3,6 +3,7 @@
 
 use crate::captures::FILES;
 use crate::Kind;
+use snip_core::RuleId;
 
 /// A mixed log of exactly `len` bytes, or less when cut back to the last whole line:
 /// the text captures (every capture that is neither JSON nor a diff), concatenated in
@@ -60,7 +61,7 @@ fn tail(bytes: &[u8], len: usize) -> Vec<u8> {
 /// One input of about `len` bytes per kind of tool output, each named after the rule
 /// that should do the work on it (`rule id`, input). The traceback keeps its end; the
 /// JSON is a valid array of objects.
-pub fn rule_inputs(len: usize) -> Vec<(&'static str, Vec<u8>)> {
+pub fn rule_inputs(len: usize) -> Vec<(RuleId, Vec<u8>)> {
     let mut traceback = b"Traceback (most recent call last):\n".to_vec();
     traceback.extend(tail(
         capture("python-traceback-deep-recursion-notty.txt"),
@@ -81,25 +82,25 @@ pub fn rule_inputs(len: usize) -> Vec<(&'static str, Vec<u8>)> {
     json.push_str("]\n");
     vec![
         (
-            "diff-protect",
+            RuleId::DiffProtect,
             head(capture("git-diff-requests-notty.txt"), len),
         ),
-        ("json-fields", json.into_bytes()),
+        (RuleId::JsonFields, json.into_bytes()),
         (
-            "terminal-render",
+            RuleId::TerminalRender,
             head(capture("rsync-progress-tty.txt"), len),
         ),
         (
-            "ansi-strip",
+            RuleId::AnsiStrip,
             head(capture("rustc-error-flood-tty.txt"), len),
         ),
         (
-            "repeat-collapse",
+            RuleId::RepeatCollapse,
             head(capture("http-server-access-log-notty.txt"), len),
         ),
-        ("traceback-keep", traceback),
+        (RuleId::TracebackKeep, traceback),
         (
-            "head-tail-elide",
+            RuleId::HeadTailElide,
             head(capture("ls-laR-site-packages-notty.txt"), len),
         ),
     ]

@@ -140,10 +140,10 @@ fn unchanged_small_output_keeps_its_clue_without_a_call() {
 fn marker(id: &str, call: RestoreCall) -> String {
     Marker {
         what: "2 lines elided".into(),
-        rule: "head-tail-elide",
+        rule: snip_core::RuleId::HeadTailElide,
         lines: None,
         bytes: None,
-        restore: Some(call),
+        recovery: snip_core::marker::Recovery::Elided(call),
     }
     .render(Some(id))
 }

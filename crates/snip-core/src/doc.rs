@@ -131,7 +131,15 @@ impl<'a> Doc<'a> {
                 *a += by;
                 *b += by;
             }
-            if let Some(crate::marker::RestoreCall::Lines { start, end }) = &mut m.restore {
+            if let crate::marker::Recovery::Elided(crate::marker::RestoreCall::Lines {
+                start,
+                end,
+            })
+            | crate::marker::Recovery::Lossless(crate::marker::RestoreCall::Lines {
+                start,
+                end,
+            }) = &mut m.recovery
+            {
                 *start += by;
                 *end += by;
             }
@@ -222,7 +230,7 @@ impl<'a> Doc<'a> {
                     scratch.clear();
                     self.markers[i as usize].render_into(id, &mut scratch);
                     if json {
-                        crate::rules::json_fields::push_quoted(&scratch, &mut out);
+                        crate::json::string::push_quoted(&scratch, &mut out);
                     } else {
                         out.extend_from_slice(scratch.as_bytes());
                     }

@@ -12,16 +12,21 @@
 
 pub mod config;
 mod doc;
+mod escape;
+mod json;
 pub mod marker;
 mod pipeline;
+pub mod rule;
 pub mod rules;
+mod salience;
 mod sparse;
 pub mod stream;
 pub mod text;
 
 pub use config::{Config, ConfigError};
-pub use marker::{Marker, RestoreCall};
+pub use marker::{Marker, Recovery, RestoreCall};
 pub use pipeline::compress;
+pub use rule::{RuleId, Stage};
 
 /// What happened to the original when [`Retain::retain`] was asked to keep it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +70,8 @@ impl Retain for NoStore {
 /// `frames_removed`, `lines_elided`, `bytes_elided`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleReport {
-    /// The rule's id, e.g. `terminal-render`.
-    pub id: &'static str,
+    /// The rule, e.g. [`RuleId::TerminalRender`] (printed `terminal-render`).
+    pub id: RuleId,
     /// Named counts, in the order the rule reports them.
     pub counts: Vec<(&'static str, u64)>,
 }

@@ -12,7 +12,11 @@
 //! ```
 //!
 //! Numbers are plain decimal integers (no separators). A marker is always one line.
+//!
+//! This module owns both directions of the grammar: rendering ([`Marker::render`],
+//! [`RestoreCall::render`]) and parsing ([`parse`], [`parse_restore_call`]).
 
+use crate::rule::RuleId;
 use std::fmt::Write as _;
 
 /// The restore call a marker quotes, which a model can copy verbatim.
@@ -44,19 +48,42 @@ pub enum RestoreCall {
     },
 }
 
+/// How what a marker stands for can be had back: what its last part says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovery {
+    /// Information was removed: with a store id the marker quotes this call, without
+    /// one it says the original is not retained ([`NOT_RETAINED`]).
+    Elided(RestoreCall),
+    /// Only the form changed (meaning kept): with a store id the marker quotes this
+    /// call, without one it says `lossless`.
+    Lossless(RestoreCall),
+    /// Only the form changed and there is nothing to quote: the marker says `lossless`.
+    None,
+}
+
+impl Recovery {
+    /// The restore call, if there is one.
+    pub fn call(&self) -> Option<&RestoreCall> {
+        match self {
+            Recovery::Elided(c) | Recovery::Lossless(c) => Some(c),
+            Recovery::None => None,
+        }
+    }
+}
+
 /// One marker, before it is rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marker {
     /// What was removed and how much, e.g. `7740 lines elided`.
     pub what: String,
-    /// The rule id that removed it.
-    pub rule: &'static str,
+    /// The rule that removed it.
+    pub rule: RuleId,
     /// Original line range, 1-based, inclusive.
     pub lines: Option<(u64, u64)>,
     /// Original byte range, 0-based, half-open.
     pub bytes: Option<(u64, u64)>,
-    /// How to get it back, when the original is retained.
-    pub restore: Option<RestoreCall>,
+    /// How to get it back.
+    pub recovery: Recovery,
 }
 
 /// The hint given when the original is not retained.
@@ -88,14 +115,31 @@ impl Marker {
         (!parts.is_empty()).then(|| Marker {
             what: format!("removed {}", parts.join(" and ")),
             rule: if frames > 0 || backspaces > 0 {
-                "terminal-render"
+                RuleId::TerminalRender
             } else {
-                "ansi-strip"
+                RuleId::AnsiStrip
             },
             lines: None,
             bytes: None,
-            restore,
+            recovery: restore.map_or(Recovery::None, Recovery::Lossless),
         })
+    }
+
+    /// The gap marker of an elision: original lines `a..=b` (0-based) at original
+    /// bytes `bytes` (0-based, half-open) elided by `rule`, e.g. `[snip: 3998 lines
+    /// (150230 bytes) elided · head-tail-elide · lines 201-4198 · bytes … · restore: …]`.
+    pub fn gap(rule: RuleId, a: u32, b: u32, bytes: (u64, u64), restore: RestoreCall) -> Marker {
+        Marker {
+            what: format!(
+                "{} ({} bytes) elided",
+                lines_word(b as u64 - a as u64 + 1),
+                bytes.1 - bytes.0
+            ),
+            rule,
+            lines: Some((a as u64 + 1, b as u64 + 1)),
+            bytes: Some(bytes),
+            recovery: Recovery::Elided(restore),
+        }
     }
 
     /// Renders the marker as one line (no line ending). `id` is the store id when the
@@ -111,29 +155,34 @@ impl Marker {
         s.push_str("[snip: ");
         push_sanitized(s, &self.what);
         s.push_str(" · ");
-        s.push_str(self.rule);
+        s.push_str(self.rule.as_str());
         if let Some((a, b)) = self.lines {
             let _ = write!(s, " · lines {a}-{b}");
         }
         if let Some((a, b)) = self.bytes {
             let _ = write!(s, " · bytes {a}-{b}");
         }
-        match (id, &self.restore) {
-            (Some(id), Some(call)) => {
+        match (id, &self.recovery) {
+            (Some(id), Recovery::Elided(call) | Recovery::Lossless(call)) => {
                 s.push_str(" · restore: ");
                 call.render_into(id, s);
             }
-            (Some(id), None) => {
-                // Lossless removals still point at the whole original.
-                let _ = write!(s, " · restore: snip_restore(id=\"{id}\", mode=\"full\")");
-            }
-            (None, _) if self.restore.is_some() && !crate::rules::is_lossless(self.rule) => {
+            (None, Recovery::Elided(_)) => {
                 s.push_str(" · ");
                 s.push_str(NOT_RETAINED);
             }
-            (None, _) => s.push_str(" · lossless"),
+            (_, Recovery::Lossless(_) | Recovery::None) => s.push_str(" · lossless"),
         }
         s.push(']');
+    }
+}
+
+/// `1 line`, `2 lines`.
+pub(crate) fn lines_word(n: u64) -> String {
+    if n == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{n} lines")
     }
 }
 
@@ -248,6 +297,95 @@ fn parse_range(r: &str) -> Option<(u64, u64)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+/// One argument value of a restore call: a double-quoted string (escapes removed) or
+/// a whole decimal number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallValue {
+    /// `key="…"`: the text between the quotes, with `\"` and `\\` unescaped.
+    Str(String),
+    /// `key=N`: a whole decimal number (no sign, no separators).
+    Num(u64),
+}
+
+/// Parses a restore call as markers quote it ([`RestoreCall::render`]), e.g.
+/// `snip_restore(id="sn_…", mode="lines", start=201, end=7940)`, calling
+/// `arg(key, value)` for each `key=value` argument in order. String values use `\"`
+/// and `\\` escapes; whitespace around arguments is ignored. Which keys exist and
+/// what they mean is the caller's (the store's request, a benchmark's check).
+///
+/// # Errors
+/// One line saying what is malformed (not `snip_restore(…)`, no `=`, an unterminated
+/// string, a value that is neither a string nor a whole number, no `,` between
+/// arguments), or the first error `arg` returns.
+pub fn parse_restore_call(
+    call: &str,
+    mut arg: impl FnMut(&str, CallValue) -> Result<(), String>,
+) -> Result<(), String> {
+    let body = call
+        .trim()
+        .strip_prefix("snip_restore(")
+        .and_then(|b| b.strip_suffix(')'))
+        .ok_or(
+            "a restore call looks like snip_restore(id=\"sn_…\", mode=\"bytes\", start=0, end=100)",
+        )?;
+    let mut rest = body.trim_start();
+    while !rest.is_empty() {
+        let (key, after) = rest.split_once('=').ok_or_else(|| {
+            format!(
+                "expected key=value in the restore call at {:?}",
+                first_chars(rest)
+            )
+        })?;
+        let key = key.trim();
+        let after = after.trim_start();
+        let (value, tail) = if let Some(q) = after.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = q.char_indices();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => match chars.next() {
+                        Some((_, e)) => out.push(e),
+                        None => break,
+                    },
+                    '"' => {
+                        end = Some(i + 1);
+                        break;
+                    }
+                    c => out.push(c),
+                }
+            }
+            let end =
+                end.ok_or_else(|| format!("unterminated string for {key} in the restore call"))?;
+            (CallValue::Str(out), &q[end..])
+        } else {
+            let n_end = after
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(after.len());
+            let n: u64 = after[..n_end]
+                .parse()
+                .map_err(|_| format!("{key} takes a quoted string or a whole number"))?;
+            (CallValue::Num(n), &after[n_end..])
+        };
+        arg(key, value)?;
+        rest = tail.trim_start();
+        if let Some(r) = rest.strip_prefix(',') {
+            rest = r.trim_start();
+        } else if !rest.is_empty() {
+            return Err(format!(
+                "expected ',' in the restore call at {:?}",
+                first_chars(rest)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first 20 characters of `s` (for error messages).
+fn first_chars(s: &str) -> String {
+    s.chars().take(20).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,21 +406,57 @@ mod tests {
             for id in [Some("sn_0123abcd"), None] {
                 let m = Marker {
                     what: "7 lines elided".into(),
-                    rule: "head-tail-elide",
+                    rule: RuleId::HeadTailElide,
                     lines: Some((3, 9)),
                     bytes: Some((10, 90)),
-                    restore: call.clone(),
+                    recovery: call.clone().map_or(Recovery::None, Recovery::Elided),
                 };
                 let line = m.render(id);
                 let p = parse(&line).unwrap_or_else(|| panic!("unparsed: {line}"));
                 assert_eq!(p.what, "7 lines elided");
                 assert_eq!(p.lines, Some((3, 9)));
                 assert_eq!(p.bytes, Some((10, 90)));
-                assert_eq!(p.id.as_deref(), id);
+                // Without a call (a lossless footer with nothing to quote) the
+                // marker says `lossless` even when the original has an id.
+                assert_eq!(p.id.as_deref(), id.filter(|_| call.is_some()));
                 assert_eq!(p.not_retained, id.is_none() && call.is_some());
                 assert!(!line.contains('\n'));
             }
         }
+    }
+
+    /// Every call the renderer writes parses back to its arguments.
+    #[test]
+    fn parses_the_calls_it_renders() {
+        let call = RestoreCall::FieldBytes {
+            field: "/a\\b/\"c\"".into(),
+            start: 5,
+            end: 50,
+        }
+        .render("sn_0123abcd");
+        let mut args = Vec::new();
+        parse_restore_call(&call, |k, v| {
+            args.push((k.to_string(), v));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            args,
+            [
+                ("id".to_string(), CallValue::Str("sn_0123abcd".into())),
+                ("mode".to_string(), CallValue::Str("bytes".into())),
+                ("field".to_string(), CallValue::Str("/a\\b/\"c\"".into())),
+                ("start".to_string(), CallValue::Num(5)),
+                ("end".to_string(), CallValue::Num(50)),
+            ]
+        );
+        let ok = |_: &str, _: CallValue| Ok(());
+        assert!(parse_restore_call("restore(id=\"x\")", ok).is_err());
+        assert!(parse_restore_call("snip_restore(id=\"x)", ok).is_err());
+        assert!(parse_restore_call("snip_restore(start=x)", ok).is_err());
+        assert!(parse_restore_call("snip_restore(start=1 end=2)", ok).is_err());
+        let err = parse_restore_call("snip_restore(k=1)", |k, _| Err(format!("no {k}")));
+        assert_eq!(err, Err("no k".to_string()));
     }
 
     #[test]

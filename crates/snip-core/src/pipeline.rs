@@ -59,10 +59,7 @@ pub(crate) fn compress_unreduced(input: &[u8], config: &Config) -> Outcome {
 fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) -> Outcome {
     if diff_protect::is_diff(input) {
         let mut o = Outcome::unchanged(input);
-        o.rules.push(RuleReport {
-            id: "diff-protect",
-            counts: vec![("protected_bytes", input.len() as u64)],
-        });
+        o.rules.push(diff_protect::report(input.len()));
         return o;
     }
     let over = input.len() > config.max_bytes;
@@ -77,22 +74,16 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     // whole lines the text rules may then elide (line numbers are unchanged by it).
     let mut json_lines: Option<(Vec<u8>, RuleReport)> = None;
     if json_fields::looks_like_json(input) {
-        match json_fields::apply(input, config, retained_id(&retention), lossy_allowed) {
+        match json_fields::apply(
+            input,
+            config,
+            retained_id(&retention),
+            lossy_allowed,
+            &lossless_text,
+        ) {
             Some(j) if j.output.len() < input.len() => {
                 let lossy = j.strings_elided + j.items_elided > 0;
-                let mut counts = vec![
-                    ("strings_elided", j.strings_elided),
-                    ("items_elided", j.items_elided),
-                    ("bytes_elided", j.bytes_elided),
-                    ("strings_rendered", j.strings_rendered),
-                ];
-                if j.minified {
-                    counts.push(("minified", 1));
-                }
-                let report = RuleReport {
-                    id: "json-fields",
-                    counts,
-                };
+                let report = json_fields::report(&j);
                 let multi_line = j.output[..j.output.len().saturating_sub(1)].contains(&b'\n');
                 if lossy_allowed && j.output.len() > config.max_bytes && multi_line {
                     json_lines = Some((j.output, report));
@@ -171,12 +162,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             None => RawIndex::new(input),
         });
         let (tf, tl) = traceback_keep::apply(&mut doc, config, raw);
-        if tf > 0 {
+        if let Some(report) = traceback_keep::report(tf, tl) {
             lossy = true;
-            rules.push(RuleReport {
-                id: "traceback-keep",
-                counts: vec![("frames_elided", tf), ("lines_elided", tl)],
-            });
+            rules.push(report);
             size = doc.size();
         }
         if size > config.max_bytes {
@@ -184,7 +172,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
                 size = s;
             }
         }
-        if let Some(report) = elision_report(&doc) {
+        if let Some(report) = head_tail_elide::report(&doc) {
             lossy = true;
             rules.push(report);
         }
@@ -257,7 +245,7 @@ fn json_lines_elided(
         }
         cfg.max_bytes = config.max_bytes.saturating_sub(quoting);
     };
-    rules.extend(elision_report(&doc));
+    rules.extend(head_tail_elide::report(&doc));
     let output = doc.render_markers_as(retained_id(&retention), true);
     Outcome {
         changed: true,
@@ -313,34 +301,6 @@ fn elide_within_budget(
     None
 }
 
-/// The `head-tail-elide` receipt row, counted from its markers among `doc`'s lines
-/// (gaps, original lines and bytes elided); `None` when there is none.
-fn elision_report(doc: &Doc<'_>) -> Option<RuleReport> {
-    let (mut gaps, mut lines, mut bytes) = (0, 0, 0);
-    for l in &doc.lines {
-        let Some(i) = l.marker else { continue };
-        let m = &doc.markers[i as usize];
-        if m.rule != head_tail_elide::RULE {
-            continue;
-        }
-        gaps += 1;
-        if let Some((a, b)) = m.lines {
-            lines += b + 1 - a;
-        }
-        if let Some((s, e)) = m.bytes {
-            bytes += e - s;
-        }
-    }
-    (gaps > 0).then(|| RuleReport {
-        id: head_tail_elide::RULE,
-        counts: vec![
-            ("gaps", gaps),
-            ("lines_elided", lines),
-            ("bytes_elided", bytes),
-        ],
-    })
-}
-
 /// What the lossless text rules (`terminal-render`, `ansi-strip`, `repeat-collapse`)
 /// made of a text.
 pub(crate) struct Lossless<'a> {
@@ -365,32 +325,13 @@ impl Lossless<'_> {
         self.frames > 0 || self.backspaces > 0 || self.escapes > 0 || self.runs > 0
     }
 
-    /// The receipt rows of the rules that changed something.
+    /// The receipt rows of the rules that changed something, each built by its rule.
     fn reports(&self) -> Vec<RuleReport> {
-        let mut rules = Vec::new();
-        if self.frames > 0 || self.backspaces > 0 {
-            let mut counts = vec![("frames_removed", self.frames)];
-            if self.backspaces > 0 {
-                counts.push(("backspaces_removed", self.backspaces));
-            }
-            rules.push(RuleReport {
-                id: "terminal-render",
-                counts,
-            });
-        }
-        if self.escapes > 0 {
-            rules.push(RuleReport {
-                id: "ansi-strip",
-                counts: vec![("escapes_removed", self.escapes)],
-            });
-        }
-        if self.runs > 0 {
-            rules.push(RuleReport {
-                id: "repeat-collapse",
-                counts: vec![("runs", self.runs), ("lines_removed", self.repeated)],
-            });
-        }
-        rules
+        terminal_render::report(self.frames, self.backspaces)
+            .into_iter()
+            .chain(ansi_strip::report(self.escapes))
+            .chain(repeat_collapse::report(self.runs, self.repeated))
+            .collect()
     }
 }
 
@@ -467,53 +408,6 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
         repeated,
         line_starts,
     }
-}
-
-/// See [`crate::rules::apply_one`].
-pub(crate) fn apply_one(id: &str, input: &[u8], config: &Config) -> Option<Vec<u8>> {
-    let mut doc = Doc::from_raw(input);
-    let raw = RawIndex::new(input);
-    match id {
-        "diff-protect" => {
-            return diff_protect::is_diff(input).then(|| input.to_vec());
-        }
-        "json-fields" => return json_fields::apply(input, config, None, true).map(|j| j.output),
-        "terminal-render" => {
-            let mut r = terminal_render::render(input)?;
-            r.doc.footer.extend(Marker::lossless_footer(
-                r.frames_removed,
-                r.backspaces_removed,
-                0,
-                None,
-            ));
-            return Some(r.doc.render(None));
-        }
-        "ansi-strip" => {
-            if ansi_strip::apply(&mut doc) == 0 {
-                return None;
-            }
-        }
-        "repeat-collapse" => {
-            if repeat_collapse::apply(&mut doc, config).0 == 0 {
-                return None;
-            }
-        }
-        "traceback-keep" => {
-            if traceback_keep::apply(&mut doc, config, &raw).0 == 0 {
-                return None;
-            }
-        }
-        "head-tail-elide" => {
-            if doc.size() <= config.max_bytes {
-                return None;
-            }
-            if !head_tail_elide::apply(&mut doc, config, &raw, true) {
-                return None;
-            }
-        }
-        _ => return None,
-    }
-    Some(doc.render(None))
 }
 
 /// The lossless text rules (terminal-render, ansi-strip, repeat-collapse) on one

@@ -28,9 +28,10 @@
 //! pipeline runs.
 
 use crate::doc::{Doc, Eol, Line, RawIndex};
-use crate::marker::RestoreCall;
+use crate::marker::{Marker, RestoreCall};
 use crate::pipeline::{lossless, Lossless};
-use crate::rules::head_tail_elide::{self, gap_marker, shape, ISLAND_LINE_MAX};
+use crate::rule::RuleId;
+use crate::salience::{self, shape, ISLAND_LINE_MAX};
 use crate::Config;
 use std::collections::HashSet;
 
@@ -93,7 +94,8 @@ pub(crate) fn reduce<'a>(input: &'a [u8], config: &Config) -> Option<Reduced<'a>
         let first = line.saturating_add(count_lines(&input[at..s]));
         if s > at {
             let b = first.saturating_sub(1).max(line);
-            let m = gap_marker(
+            let m = Marker::gap(
+                RuleId::HeadTailElide,
                 line,
                 b,
                 (at as u64, s as u64),
@@ -166,7 +168,7 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Vec<(usize, u
     let mut at = lo;
     while at < hi && top_cost < config.salient_bytes.saturating_mul(2) {
         let end = line_end_at_or_after(&input[..hi], at + SCAN_CHUNK).unwrap_or(hi);
-        for (k, prio) in head_tail_elide::salient_matches(&input[at..end]) {
+        for (k, prio) in salience::salient_matches(&input[at..end]) {
             let pos = at + k;
             let s = memchr::memrchr(b'\n', &input[lo..pos]).map_or(lo, |j| lo + j + 1);
             let e = memchr::memchr(b'\n', &input[pos..hi]).map_or(hi, |j| pos + j);

@@ -27,8 +27,10 @@
 //! line cut every [`LINE_CUT`] bytes.
 
 use crate::doc::{Doc, Eol, RawIndex};
-use crate::marker::{Marker, RestoreCall};
-use crate::rules::{ansi_strip, diff_protect, head_tail_elide, json_fields, terminal_render};
+use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::rule::RuleId;
+use crate::rules::{ansi_strip, diff_protect, json_fields, terminal_render};
+use crate::salience::{self, shape, ISLAND_LINE_MAX};
 use crate::Config;
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -225,10 +227,13 @@ impl StreamCompressor {
             out.write_all(self.eol().bytes())?;
         }
         let rules = [
-            (self.frames > 0 || self.backspaces > 0, "terminal-render"),
-            (self.escapes > 0, "ansi-strip"),
-            (self.repeated, "repeat-collapse"),
-            (self.elided, "head-tail-elide"),
+            (
+                self.frames > 0 || self.backspaces > 0,
+                RuleId::TerminalRender.as_str(),
+            ),
+            (self.escapes > 0, RuleId::AnsiStrip.as_str()),
+            (self.repeated, RuleId::RepeatCollapse.as_str()),
+            (self.elided, RuleId::HeadTailElide.as_str()),
         ];
         Ok(StreamSummary {
             bytes_in: self.total,
@@ -256,7 +261,7 @@ impl StreamCompressor {
             }
         }
         let frame = &self.pending[c + 1..end.unwrap_or(self.pending.len())];
-        (c, Some(ansi_strip::strip(frame).into_owned()))
+        (c, Some(crate::escape::strip(frame).into_owned()))
     }
 
     fn has_footer(&self) -> bool {
@@ -390,10 +395,10 @@ impl StreamCompressor {
             self.repeated = true;
             let m = Marker {
                 what: format!("previous line repeated {count} more times"),
-                rule: "repeat-collapse",
+                rule: RuleId::RepeatCollapse,
                 lines: Some((a + 1, b + 1)),
                 bytes: None,
-                restore: Some(RestoreCall::Lines {
+                recovery: Recovery::Lossless(RestoreCall::Lines {
                     start: a + 1,
                     end: b + 1,
                 }),
@@ -422,7 +427,7 @@ impl StreamCompressor {
         // boundaries, no line ending between them), so head and tail stay in budget;
         // pieces no longer than an island's line, so a piece that holds an error can be
         // one (`head-tail-elide` shows a window of a long line the same way).
-        let piece = (self.config.tail_bytes / 4).clamp(256, head_tail_elide::ISLAND_LINE_MAX);
+        let piece = (self.config.tail_bytes / 4).clamp(256, ISLAND_LINE_MAX);
         if l.text.len() > piece {
             let SLine {
                 text,
@@ -498,7 +503,7 @@ impl StreamCompressor {
     }
 
     fn evicted(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
-        let small = l.text.len() <= head_tail_elide::ISLAND_LINE_MAX;
+        let small = l.text.len() <= ISLAND_LINE_MAX;
         if self.after > 0 && small && self.islands_used + l.size() <= self.config.salient_bytes {
             self.after -= 1;
             self.islands_used += l.size();
@@ -511,8 +516,8 @@ impl StreamCompressor {
         // The budget test first: once the islands are full, no line is scanned.
         let new_shape = (small
             && self.islands_used + cost <= self.config.salient_bytes
-            && head_tail_elide::salience(&l.text) >= 2)
-            .then(|| head_tail_elide::shape(&l.text))
+            && salience::salience(&l.text) >= 2)
+            .then(|| shape(&l.text))
             .filter(|s| !self.island_shapes.contains(s));
         if let Some(shape) = new_shape {
             if self.island_shapes.len() < 256 {
@@ -566,17 +571,17 @@ impl StreamCompressor {
         } else {
             format!(
                 "{} ({} bytes) elided",
-                crate::rules::head_tail_elide::lines_word(b - a + 1),
+                crate::marker::lines_word(b - a + 1),
                 e - s
             )
         };
         self.elided = true;
         let m = Marker {
             what,
-            rule: "head-tail-elide",
+            rule: RuleId::HeadTailElide,
             lines: Some((a + 1, b + 1)),
             bytes: Some((s, e)),
-            restore: Some(RestoreCall::Lines {
+            recovery: Recovery::Elided(RestoreCall::Lines {
                 start: a + 1,
                 end: b + 1,
             }),

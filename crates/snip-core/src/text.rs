@@ -28,7 +28,7 @@ pub fn ceil_char_boundary(b: &[u8], i: usize) -> usize {
 /// Removes ANSI escape sequences (SGR, CSI, OSC incl. OSC 8 links, DCS…) from `b`,
 /// keeping every other byte. Borrowed when there is nothing to remove.
 pub fn strip_ansi(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    crate::rules::ansi_strip::strip(b)
+    crate::escape::strip(b)
 }
 
 /// The offsets of every `\n` (and, with `CR`, every `\r`) in a byte string, in

@@ -82,7 +82,10 @@ fn truncated_json_is_treated_as_text() {
     }
     let o = check(s.as_bytes());
     assert!(o.changed);
-    assert!(o.rules.iter().all(|r| r.id != "json-fields"));
+    assert!(o
+        .rules
+        .iter()
+        .all(|r| r.id != snip_core::RuleId::JsonFields));
 }
 
 #[test]
@@ -181,7 +184,7 @@ fn backspace_overwrites_render_and_are_counted() {
     let r = o
         .rules
         .iter()
-        .find(|r| r.id == "terminal-render")
+        .find(|r| r.id == snip_core::RuleId::TerminalRender)
         .expect("rendered");
     assert!(r.counts.contains(&("backspaces_removed", 20_000)));
 }
@@ -196,12 +199,16 @@ fn backspace_storm_in_a_huge_line_is_not_rendered() {
     let o = check(input.as_bytes());
     assert!(o.changed);
     assert!(
-        o.rules.iter().all(|r| r.id != "terminal-render"),
+        o.rules
+            .iter()
+            .all(|r| r.id != snip_core::RuleId::TerminalRender),
         "{:?}",
         o.rules
     );
     assert!(
-        o.rules.iter().any(|r| r.id == "head-tail-elide"),
+        o.rules
+            .iter()
+            .any(|r| r.id == snip_core::RuleId::HeadTailElide),
         "{:?}",
         o.rules
     );

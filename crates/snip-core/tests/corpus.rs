@@ -39,7 +39,7 @@ fn diffs_are_byte_identical() {
         let o = common::compress(&c.bytes);
         assert!(!o.changed, "{}", c.file);
         assert_eq!(o.output, c.bytes);
-        assert_eq!(o.rules[0].id, "diff-protect");
+        assert_eq!(o.rules[0].id, snip_core::RuleId::DiffProtect);
     }
 }
 
@@ -144,9 +144,10 @@ fn a_failed_store_means_lossless_only() {
         let o = snip_core::compress(&c.bytes, &Config::default(), &mut Full);
         assert!(!o.lossy, "{}", c.file);
         assert!(
-            !o.rules
-                .iter()
-                .any(|r| matches!(r.id, "head-tail-elide" | "traceback-keep")),
+            !o.rules.iter().any(|r| matches!(
+                r.id,
+                snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep
+            )),
             "{}",
             c.file
         );
@@ -166,7 +167,10 @@ fn marker_ranges_point_at_what_was_removed() {
             .chain(memchr::memchr_iter(b'\n', &c.bytes).map(|i| i + 1))
             .collect();
         for m in text.lines().filter_map(marker::parse) {
-            if !matches!(m.rule.as_str(), "head-tail-elide" | "traceback-keep") {
+            if !matches!(
+                snip_core::RuleId::parse(&m.rule),
+                Some(snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep)
+            ) {
                 continue;
             }
             let (a, b) = m.lines.unwrap();

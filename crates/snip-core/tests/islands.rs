@@ -310,7 +310,7 @@ fn a_cut_rendered_line_restores_by_bytes() {
     let gaps: Vec<_> = text
         .lines()
         .filter_map(snip_core::marker::parse)
-        .filter(|m| m.rule == "head-tail-elide")
+        .filter(|m| m.rule == snip_core::RuleId::HeadTailElide.as_str())
         .collect();
     assert_eq!(gaps.len(), 1, "{text}");
     let end = input.len() as u64;

@@ -6,8 +6,14 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 use serde_json::Value;
 use snip_core::marker;
-use snip_core::rules::json_fields::{apply, is_json, looks_like_json, JsonElision, SEPARATOR};
+use snip_core::rules::json_fields::{is_json, looks_like_json, JsonElision, SEPARATOR};
+
 use snip_core::Config;
+
+/// `json-fields` with the lossless text rules on long strings, as the pipeline runs it.
+fn apply(input: &[u8], config: &Config, id: Option<&str>, lossy: bool) -> Option<JsonElision> {
+    snip_core::rules::json_fields::apply(input, config, id, lossy, &snip_core::rules::lossless_text)
+}
 
 /// A store id of the real shape (`sn_` + 24 hex).
 const ID: &str = "sn_0123456789abcdef01234567";
@@ -51,7 +57,7 @@ struct Found {
 
 fn parse_marker(text: &str) -> Found {
     let p = marker::parse(text).unwrap_or_else(|| panic!("not a marker: {text}"));
-    assert_eq!(p.rule, "json-fields", "{text}");
+    assert_eq!(p.rule, snip_core::RuleId::JsonFields.as_str(), "{text}");
     let call = p.call.as_deref().map(|c| {
         let num = |key: &str| -> u64 {
             let at = c.find(key).unwrap_or_else(|| panic!("{key} in {c}")) + key.len();
@@ -775,7 +781,7 @@ fn a_byte_order_mark_before_json_is_kept_and_the_json_stays_valid() {
         "{}",
         out.output.len()
     );
-    assert_eq!(out.rules[0].id, "json-fields");
+    assert_eq!(out.rules[0].id, snip_core::RuleId::JsonFields);
     let body = out
         .output
         .strip_prefix(b"\xef\xbb\xbf")

@@ -10,7 +10,7 @@ fn squash(input: &[u8]) -> (Vec<String>, u64) {
     let frames = o
         .rules
         .iter()
-        .find(|r| r.id == "terminal-render")
+        .find(|r| r.id == snip_core::RuleId::TerminalRender)
         .and_then(|r| r.counts.iter().find(|(k, _)| *k == "frames_removed"))
         .map_or(0, |(_, v)| *v);
     let text = String::from_utf8_lossy(&snip_core::text::strip_ansi(&o.output)).into_owned();
@@ -97,9 +97,12 @@ fn collapsing_small_cases() {
                 !o.changed,
                 "only a gated (unchanged) output may differ: {got:?}"
             );
-            let rendered =
-                snip_core::rules::apply_one("terminal-render", input, &Config::default())
-                    .expect("renders");
+            let rendered = snip_core::rules::apply_one(
+                snip_core::RuleId::TerminalRender,
+                input,
+                &Config::default(),
+            )
+            .expect("renders");
             let text = String::from_utf8_lossy(&rendered).into_owned();
             let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("[snip:")).collect();
             assert_eq!(kept, *lines, "{:?}", String::from_utf8_lossy(input));
@@ -121,7 +124,7 @@ fn collapsing_small_cases() {
 #[test]
 fn crlf_ending_is_kept_after_collapse() {
     let o = snip_core::rules::apply_one(
-        "terminal-render",
+        snip_core::RuleId::TerminalRender,
         b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n",
         &Config::default(),
     )

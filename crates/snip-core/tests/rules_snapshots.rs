@@ -2,13 +2,13 @@
 //! `tests/fixtures/<rule-id>/`, plus idempotence and determinism over every fixture.
 //! Review changes with `cargo insta review`; CI fails on any difference.
 
-use snip_core::{compress, rules, Config, NoStore};
+use snip_core::{compress, rules, Config, NoStore, RuleId};
 use std::path::PathBuf;
 
-fn fixtures(rule: &str) -> Vec<(String, Vec<u8>)> {
+fn fixtures(rule: RuleId) -> Vec<(String, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
-        .join(rule);
+        .join(rule.as_str());
     let mut v: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -27,9 +27,9 @@ fn fixtures(rule: &str) -> Vec<(String, Vec<u8>)> {
 
 /// The rule's budget for its snapshots: lossy rules get a small one so the excerpts
 /// are over it.
-fn config(rule: &str) -> Config {
+fn config(rule: RuleId) -> Config {
     match rule {
-        "traceback-keep" | "head-tail-elide" => Config::with_budget(4096),
+        RuleId::TracebackKeep | RuleId::HeadTailElide => Config::with_budget(4096),
         _ => Config::default(),
     }
 }
@@ -43,11 +43,14 @@ fn show(b: &[u8]) -> String {
 
 #[test]
 fn each_rule_on_its_fixtures() {
-    for r in rules::REGISTRY.iter().filter(|r| r.id != "json-fields") {
+    for r in rules::REGISTRY
+        .iter()
+        .filter(|r| r.id != RuleId::JsonFields)
+    {
         let cfg = config(r.id);
         for (name, input) in fixtures(r.id) {
             let out = rules::apply_one(r.id, &input, &cfg);
-            if r.id == "diff-protect" {
+            if r.id == RuleId::DiffProtect {
                 assert_eq!(out.as_deref(), Some(&input[..]), "{name}");
                 continue;
             }
@@ -59,7 +62,10 @@ fn each_rule_on_its_fixtures() {
 
 #[test]
 fn pipeline_on_every_fixture_is_deterministic_and_idempotent() {
-    for r in rules::REGISTRY.iter().filter(|r| r.id != "json-fields") {
+    for r in rules::REGISTRY
+        .iter()
+        .filter(|r| r.id != RuleId::JsonFields)
+    {
         let cfg = config(r.id);
         for (name, input) in fixtures(r.id) {
             let a = compress(&input, &cfg, &mut NoStore);

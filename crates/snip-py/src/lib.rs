@@ -179,7 +179,7 @@ fn receipt<'py>(
     let rules = PyList::empty(py);
     for r in &outcome.rules {
         let rd = PyDict::new(py);
-        rd.set_item("id", r.id)?;
+        rd.set_item("id", r.id.as_str())?;
         for (name, count) in &r.counts {
             rd.set_item(*name, *count)?;
         }

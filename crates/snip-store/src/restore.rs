@@ -12,6 +12,7 @@ use crate::store::{Lookup, Store};
 use base64::Engine as _;
 use memchr::memmem;
 use serde::{Deserialize, Serialize};
+use snip_core::marker::CallValue;
 use std::collections::BTreeMap;
 
 /// The note every successful response carries.
@@ -135,58 +136,15 @@ impl RestoreRequest {
     /// # Errors
     /// One line saying what is malformed.
     pub fn from_call(call: &str) -> Result<RestoreRequest, String> {
-        let body = call
-            .trim()
-            .strip_prefix("snip_restore(")
-            .and_then(|b| b.strip_suffix(')'))
-            .ok_or("a restore call looks like snip_restore(id=\"sn_…\", mode=\"bytes\", start=0, end=100)")?;
         let mut req = RestoreRequest::default();
-        let mut rest = body.trim_start();
-        while !rest.is_empty() {
-            let (key, after) = rest.split_once('=').ok_or_else(|| {
-                format!(
-                    "expected key=value in the restore call at {:?}",
-                    first_chars(rest)
-                )
-            })?;
-            let key = key.trim();
-            let after = after.trim_start();
-            let (value, tail) = if let Some(q) = after.strip_prefix('"') {
-                let mut out = String::new();
-                let mut chars = q.char_indices();
-                let mut end = None;
-                while let Some((i, c)) = chars.next() {
-                    match c {
-                        '\\' => match chars.next() {
-                            Some((_, e)) => out.push(e),
-                            None => break,
-                        },
-                        '"' => {
-                            end = Some(i + 1);
-                            break;
-                        }
-                        c => out.push(c),
-                    }
-                }
-                let end = end
-                    .ok_or_else(|| format!("unterminated string for {key} in the restore call"))?;
-                (Value::Str(out), &q[end..])
-            } else {
-                let n_end = after
-                    .find(|c: char| !c.is_ascii_digit())
-                    .unwrap_or(after.len());
-                let n: u64 = after[..n_end]
-                    .parse()
-                    .map_err(|_| format!("{key} takes a quoted string or a whole number"))?;
-                (Value::Num(n), &after[n_end..])
+        snip_core::marker::parse_restore_call(call, |key, value| {
+            let num = |v: &CallValue| match v {
+                CallValue::Num(n) => Ok(*n),
+                CallValue::Str(_) => Err(format!("{key} takes a whole number")),
             };
-            let num = |v: &Value| match v {
-                Value::Num(n) => Ok(*n),
-                Value::Str(_) => Err(format!("{key} takes a whole number")),
-            };
-            let text = |v: Value| match v {
-                Value::Str(s) => Ok(s),
-                Value::Num(_) => Err(format!("{key} takes a quoted string")),
+            let text = |v: CallValue| match v {
+                CallValue::Str(s) => Ok(s),
+                CallValue::Num(_) => Err(format!("{key} takes a quoted string")),
             };
             match key {
                 "id" => req.id = text(value)?,
@@ -211,16 +169,8 @@ impl RestoreRequest {
                 "context" => req.context = Some(num(&value)? as usize),
                 k => return Err(format!("unknown argument {k:?} in the restore call")),
             }
-            rest = tail.trim_start();
-            if let Some(r) = rest.strip_prefix(',') {
-                rest = r.trim_start();
-            } else if !rest.is_empty() {
-                return Err(format!(
-                    "expected ',' in the restore call at {:?}",
-                    first_chars(rest)
-                ));
-            }
-        }
+            Ok(())
+        })?;
         if req.id.is_empty() {
             return Err("the restore call has no id".into());
         }
@@ -243,15 +193,6 @@ impl RestoreRequest {
             ))
         })
     }
-}
-
-enum Value {
-    Str(String),
-    Num(u64),
-}
-
-fn first_chars(s: &str) -> String {
-    s.chars().take(20).collect()
 }
 
 /// The outcome of a restore call.

@@ -131,10 +131,12 @@ fn markers_restore_calls_return_what_they_promise() {
         }
         // Where only elision happened, putting each elided range back where its
         // marker line stands rebuilds the original exactly.
-        let only_elision = outcome
-            .rules
-            .iter()
-            .all(|r| r.id == "head-tail-elide" || r.id == "traceback-keep");
+        let only_elision = outcome.rules.iter().all(|r| {
+            matches!(
+                r.id,
+                snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep
+            )
+        });
         if outcome.lossy && only_elision && std::str::from_utf8(&outcome.output).is_ok() {
             let text = String::from_utf8(outcome.output.clone()).unwrap();
             let mut back = Vec::new();

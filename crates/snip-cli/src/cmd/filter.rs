@@ -143,7 +143,7 @@ pub fn receipt(o: &Outcome) -> serde_json::Value {
         .iter()
         .map(|r| {
             let mut m = serde_json::Map::new();
-            m.insert("id".into(), json!(r.id));
+            m.insert("id".into(), json!(r.id.as_str()));
             for (k, v) in &r.counts {
                 m.insert((*k).into(), json!(v));
             }

@@ -26,7 +26,7 @@ pub(crate) fn is_diff(input: &[u8]) -> bool {
         // output is not a diff: it is not stripped here).
         let may = memchr::memmem::find(head, b"diff --git ").is_some()
             || memchr::memmem::find(head, b"@@ -").is_some();
-        return may && has_diff_header(&crate::rules::ansi_strip::strip(head));
+        return may && has_diff_header(&crate::escape::strip(head));
     }
     has_diff_header(head)
 }
@@ -92,6 +92,14 @@ fn change_command(l: &[u8]) -> bool {
     match l.iter().position(|b| matches!(b, b'a' | b'c' | b'd')) {
         Some(k) => k > 0 && range(&l[..k]) && k + 1 < l.len() && range(&l[k + 1..]),
         None => false,
+    }
+}
+
+/// The receipt row: `protected_bytes`, the input's size (returned as it was).
+pub(crate) fn report(protected_bytes: usize) -> crate::RuleReport {
+    crate::RuleReport {
+        id: crate::RuleId::DiffProtect,
+        counts: vec![("protected_bytes", protected_bytes as u64)],
     }
 }
 

@@ -14,7 +14,8 @@
 //! is shorter than what it replaces. Lossless in meaning; applies at any size.
 
 use crate::doc::{Doc, Line};
-use crate::marker::{Marker, RestoreCall};
+use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::rule::RuleId;
 use crate::Config;
 
 /// Collapses runs in `doc`. Returns `(runs, lines_removed)`.
@@ -56,10 +57,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
             let second = doc.lines[k + 1];
             let m = Marker {
                 what: format!("previous line repeated {} more times", count - 1),
-                rule: "repeat-collapse",
+                rule: RuleId::RepeatCollapse,
                 lines: Some((second.src_first as u64 + 1, last.src_last as u64 + 1)),
                 bytes: None,
-                restore: Some(RestoreCall::Lines {
+                recovery: Recovery::Lossless(RestoreCall::Lines {
                     start: second.src_first as u64 + 1,
                     end: last.src_last as u64 + 1,
                 }),
@@ -85,4 +86,12 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
 #[inline]
 fn same(doc: &Doc<'_>, a: &Line, b: &Line) -> bool {
     a.marker.is_none() && b.marker.is_none() && doc.text(a) == doc.text(b)
+}
+
+/// The receipt row: `runs` collapsed and `lines_removed`; `None` when there was none.
+pub(crate) fn report(runs: u64, lines_removed: u64) -> Option<crate::RuleReport> {
+    (runs > 0).then(|| crate::RuleReport {
+        id: RuleId::RepeatCollapse,
+        counts: vec![("runs", runs), ("lines_removed", lines_removed)],
+    })
 }

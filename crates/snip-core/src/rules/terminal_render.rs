@@ -28,6 +28,7 @@
 //! cursor/erase escape was interpreted; otherwise the input is left as it is.
 
 use crate::doc::{Doc, Eol, Line};
+use crate::escape::moves_cursor;
 use std::collections::{BTreeMap, VecDeque};
 use unicode_width::UnicodeWidthChar;
 
@@ -68,7 +69,7 @@ fn applies_with(input: &[u8], c: Controls) -> bool {
     while let Some(k) = memchr::memchr(0x1b, &input[i..]) {
         i += k;
         let s = &input[i..];
-        let n = crate::rules::ansi_strip::escape_len(s);
+        let n = crate::escape::escape_len(s);
         if moves_cursor(s, n) {
             return true;
         }
@@ -113,35 +114,6 @@ impl Controls {
     /// Controls that draw frames without an escape: a backspace or a lone `\r`.
     pub(crate) fn frames(&self) -> bool {
         self.backspace || self.lone_cr
-    }
-}
-
-/// Whether the escape at the start of `s` (`n` bytes long, from
-/// [`crate::rules::ansi_strip::escape_len`]) moves the cursor, erases, or saves or
-/// restores the cursor: the escapes this rule interprets.
-pub(crate) fn moves_cursor(s: &[u8], n: usize) -> bool {
-    match s.get(1) {
-        Some(b'7') | Some(b'8') => true,
-        Some(b'[') => {
-            matches!(
-                s[n - 1],
-                b'A' | b'B'
-                    | b'C'
-                    | b'D'
-                    | b'E'
-                    | b'F'
-                    | b'G'
-                    | b'H'
-                    | b'f'
-                    | b'J'
-                    | b'K'
-                    | b'd'
-                    | b's'
-                    | b'u'
-                    | b'`'
-            ) && !s[2..n - 1].starts_with(b"?")
-        }
-        _ => false,
     }
 }
 
@@ -814,7 +786,7 @@ impl Term {
         match kind {
             b'[' => self.csi(s),
             _ if !kind.is_ascii() => 1,
-            b']' | b'P' | b'_' | b'^' | b'X' => crate::rules::ansi_strip::escape_len(s),
+            b']' | b'P' | b'_' | b'^' | b'X' => crate::escape::escape_len(s),
             b'7' => {
                 self.resolve();
                 self.save_cursor();
@@ -826,7 +798,7 @@ impl Term {
                 self.restore_cursor();
                 2
             }
-            _ => crate::rules::ansi_strip::escape_len(s),
+            _ => crate::escape::escape_len(s),
         }
     }
 
@@ -1180,6 +1152,22 @@ fn stem_span(b: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
+/// The receipt row: `frames_removed`, and `backspaces_removed` when there were any;
+/// `None` when neither changed anything.
+pub(crate) fn report(frames: u64, backspaces: u64) -> Option<crate::RuleReport> {
+    if frames == 0 && backspaces == 0 {
+        return None;
+    }
+    let mut counts = vec![("frames_removed", frames)];
+    if backspaces > 0 {
+        counts.push(("backspaces_removed", backspaces));
+    }
+    Some(crate::RuleReport {
+        id: crate::RuleId::TerminalRender,
+        counts,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1269,7 +1257,7 @@ mod tests {
         let captures = crate::text::corpus_captures();
         assert_eq!(captures.len(), 26);
         for raw in captures {
-            let plain: Vec<u8> = crate::rules::ansi_strip::strip(&raw)
+            let plain: Vec<u8> = crate::escape::strip(&raw)
                 .iter()
                 .copied()
                 .filter(|&b| b != 0x08)

@@ -19,7 +19,8 @@
 //! above the budget and with a retained original (or the store turned off).
 
 use crate::doc::{Doc, Line, RawIndex};
-use crate::marker::{Marker, RestoreCall};
+use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::rule::RuleId;
 use crate::Config;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -234,10 +235,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
             let lines = (cut_to - cut_from) as u64;
             let m = Marker {
                 what: format!("{frames} traceback frames ({lines} lines) elided"),
-                rule: "traceback-keep",
+                rule: RuleId::TracebackKeep,
                 lines: Some((a as u64 + 1, b as u64 + 1)),
                 bytes: Some(raw.bytes(a, b)),
-                restore: Some(RestoreCall::Lines {
+                recovery: Recovery::Elided(RestoreCall::Lines {
                     start: a as u64 + 1,
                     end: b as u64 + 1,
                 }),
@@ -256,6 +257,14 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         doc.lines = out;
     }
     (frames_elided, lines_elided)
+}
+
+/// The receipt row: `frames_elided` and `lines_elided`; `None` when no frame was.
+pub(crate) fn report(frames: u64, lines: u64) -> Option<crate::RuleReport> {
+    (frames > 0).then(|| crate::RuleReport {
+        id: RuleId::TracebackKeep,
+        counts: vec![("frames_elided", frames), ("lines_elided", lines)],
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,182 @@
+//! Escape sequences: the one lexer of ESC, CSI, OSC, DCS/APC/PM/SOS and two- and
+//! three-byte escapes, used by `ansi-strip`, `terminal-render`, the stream engine and
+//! [`crate::text::strip_ansi`]. It measures an escape ([`escape_len`]), classifies it
+//! ([`moves_cursor`]) and strips escapes from text ([`strip`]); what an escape does
+//! to the screen is `terminal-render`'s.
+
+use std::borrow::Cow;
+
+/// Length of the escape sequence at `s[0] == ESC` (at least 1; an unterminated one
+/// runs to the end of `s` or of the line).
+pub(crate) fn escape_len(s: &[u8]) -> usize {
+    let Some(&kind) = s.get(1) else { return 1 };
+    if !kind.is_ascii() {
+        // ESC before a multi-byte character: drop the ESC alone, never half a character.
+        return 1;
+    }
+    match kind {
+        b'[' => {
+            let mut j = 2;
+            while j < s.len() && (0x30..=0x3f).contains(&s[j]) {
+                j += 1;
+            }
+            while j < s.len() && (0x20..=0x2f).contains(&s[j]) {
+                j += 1;
+            }
+            if j < s.len() && (0x40..=0x7e).contains(&s[j]) {
+                j + 1
+            } else {
+                j
+            }
+        }
+        b']' | b'P' | b'_' | b'^' | b'X' => {
+            let cap = s.len().min(1 << 16);
+            let mut j = 2;
+            while j < cap {
+                match s[j] {
+                    0x07 => return j + 1,
+                    0x1b if s.get(j + 1) == Some(&b'\\') => return j + 2,
+                    0x1b | b'\n' => return j,
+                    _ => j += 1,
+                }
+            }
+            crate::text::floor_char_boundary(s, cap).max(2)
+        }
+        b'(' | b')' | b'*' | b'+' | b'#' | b'%' if s.get(2).is_some_and(u8::is_ascii) => 3,
+        _ => 2,
+    }
+}
+
+/// The length of the colour escape (SGR: `ESC [`, digits and `;`, then `m`) at the
+/// start of `s`, or `None` for any other escape. Equal to [`escape_len`] where it
+/// answers (tested); SGR neither moves the cursor nor holds a line ending.
+#[inline]
+pub(crate) fn sgr_len(s: &[u8]) -> Option<usize> {
+    if s.get(1) != Some(&b'[') {
+        return None;
+    }
+    let mut j = 2;
+    while let Some(&c) = s.get(j) {
+        match c {
+            b'0'..=b'9' | b';' => j += 1,
+            b'm' => return Some(j + 1),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The offset of the next ESC in `b`. Coloured output has a few bytes between
+/// escapes, where a plain loop beats a SIMD call; long runs go to `memchr`.
+#[inline]
+pub(crate) fn next_esc(b: &[u8]) -> Option<usize> {
+    const SHORT: usize = 16;
+    for (i, &c) in b.iter().take(SHORT).enumerate() {
+        if c == 0x1b {
+            return Some(i);
+        }
+    }
+    if b.len() <= SHORT {
+        return None;
+    }
+    memchr::memchr(0x1b, &b[SHORT..]).map(|k| k + SHORT)
+}
+
+/// Whether the escape at the start of `s` (`n` bytes long, from
+/// [`escape_len`]) moves the cursor, erases, or saves or
+/// restores the cursor: the escapes `terminal-render` interprets.
+pub(crate) fn moves_cursor(s: &[u8], n: usize) -> bool {
+    match s.get(1) {
+        Some(b'7') | Some(b'8') => true,
+        Some(b'[') => {
+            matches!(
+                s[n - 1],
+                b'A' | b'B'
+                    | b'C'
+                    | b'D'
+                    | b'E'
+                    | b'F'
+                    | b'G'
+                    | b'H'
+                    | b'f'
+                    | b'J'
+                    | b'K'
+                    | b'd'
+                    | b's'
+                    | b'u'
+                    | b'`'
+            ) && !s[2..n - 1].starts_with(b"?")
+        }
+        _ => false,
+    }
+}
+
+/// Removes escapes from `b`, appending the rest to `out`; returns how many were removed.
+pub(crate) fn strip_into(b: &[u8], out: &mut Vec<u8>) -> u64 {
+    let mut n = 0;
+    let mut i = 0;
+    while let Some(k) = next_esc(&b[i..]) {
+        out.extend_from_slice(&b[i..i + k]);
+        i += k;
+        i += escape_len(&b[i..]);
+        n += 1;
+    }
+    out.extend_from_slice(&b[i..]);
+    n
+}
+
+/// Strips a byte string (used on text that has not been split into lines).
+pub fn strip(b: &[u8]) -> Cow<'_, [u8]> {
+    if memchr::memchr(0x1b, b).is_none() {
+        return Cow::Borrowed(b);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    strip_into(b, &mut out);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The colour fast path measures what the general parser measures, and is not
+    /// taken for anything that moves the cursor.
+    #[test]
+    fn sgr_fast_path_agrees_with_escape_len() {
+        let alphabet: &[u8] = b"\x1b[0123456789;;;mmmm:AHK?\n\r ";
+        let mut next = crate::text::splitmix(11u64);
+        let mut taken = 0;
+        for _ in 0..50_000 {
+            let mut s = if next().is_multiple_of(4) {
+                vec![0x1b]
+            } else {
+                b"\x1b[".to_vec()
+            };
+            for _ in 0..(next() % 8) {
+                s.push(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            if let Some(len) = sgr_len(&s) {
+                assert_eq!(len, escape_len(&s), "{s:?}");
+                assert!(!moves_cursor(&s, len), "{s:?}");
+                taken += 1;
+            }
+        }
+        assert!(taken > 5_000, "{taken}");
+        assert_eq!(sgr_len(b"\x1b[1;31mx"), Some(7));
+        assert_eq!(sgr_len(b"\x1b[2K"), None);
+        assert_eq!(sgr_len(b"\x1b[31"), None);
+    }
+
+    #[test]
+    fn strips_sgr_osc8_and_modes() {
+        assert_eq!(&*strip(b"\x1b[31mFAILED\x1b[0m x"), b"FAILED x");
+        assert_eq!(
+            &*strip(b"\x1b]8;id=1;file:///a\x1b\\a.txt\x1b]8;;\x1b\\ ok"),
+            b"a.txt ok"
+        );
+        assert_eq!(&*strip(b"\x1b[?25lx\x1b[?25h"), b"x");
+        assert_eq!(&*strip(b"\x1b(Bx"), b"x");
+        assert_eq!(&*strip(b"tail\x1b"), b"tail");
+        assert_eq!(&*strip(b"\x1b]0;title\x07rest"), b"rest");
+    }
+}

@@ -1,0 +1,3 @@
+//! JSON pieces shared below the rules.
+
+pub(crate) mod string;

@@ -1,0 +1,344 @@
+//! Salient lines: the words that make a line worth keeping when the middle of an
+//! output is elided (errors, failures, panics…, and with lower priority warnings),
+//! one searcher over them, and a line's *shape* (digits folded) so that numbered
+//! copies of one line count once. Used by `head-tail-elide`, `json-fields`, the sparse
+//! reduction and the stream engine.
+
+use aho_corasick::{packed, AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use std::sync::OnceLock;
+/// Salient words and their priority (higher first). Matched in lower, Title and UPPER case.
+const SALIENT: &[(&str, u8)] = &[
+    ("error", 3),
+    ("failed", 3),
+    ("failure", 3),
+    ("fail:", 3),
+    ("panicked", 3),
+    ("panic:", 3),
+    ("fatal", 3),
+    ("exception", 3),
+    ("traceback", 3),
+    ("assert", 2),
+    ("denied", 2),
+    ("not found", 2),
+    ("segmentation fault", 3),
+    ("aborting", 3),
+    ("caused by", 2),
+    ("not ok ", 3),
+    ("no space left", 3),
+    ("no such file", 2),
+    ("out of memory", 3),
+    ("timed out", 2),
+    ("refused", 2),
+    ("cannot ", 2),
+    ("could not", 2),
+    ("unable to", 2),
+    ("err!", 3),
+    ("fail\t", 3),
+    ("fail ", 2),
+    ("core dumped", 3),
+    ("undefined reference", 3),
+    ("killed", 2),
+    ("errno", 2),
+    ("warning", 1),
+];
+
+/// The salient words, found by one scan: the searcher holds their lowercase
+/// spellings and reads text with ASCII letters folded to lowercase, a chunk at a time;
+/// a match counts only if the original bytes are one of the three spellings (lower,
+/// Title, UPPER). One searcher of the lowercase words replaced two of their 75
+/// spellings (a SIMD (Teddy) searcher takes at most 64): on the middle of a 50 KB
+/// rsync log the scan fell from 94 K to 52 K instructions (25 words then), and the
+/// one-time build, which a process that compresses one tool result and exits pays in
+/// full, from 165 K to 131 K (32 words; callgrind).
+struct Salient {
+    searcher: Searcher,
+    /// Pattern `k`'s spellings: lower, Title and UPPER.
+    spellings: Vec<[Vec<u8>; 3]>,
+    /// Pattern `k`'s priority.
+    priority: Vec<u8>,
+    /// The longest pattern (bytes).
+    longest: usize,
+}
+
+/// The searcher. The packed (Teddy) searcher where the CPU has it: it is built in
+/// microseconds, which matters to a process that compresses one tool result and exits
+/// (building an Aho-Corasick DFA took 3.5 M of the 8.7 M instructions of a
+/// `snip hook claude-code` process on a 50 KB payload, callgrind). Elsewhere an
+/// Aho-Corasick automaton, leftmost-first like the packed searcher.
+enum Searcher {
+    Packed(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl Searcher {
+    fn new(pats: &[&[u8]]) -> Searcher {
+        let mut b = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostFirst)
+            .builder();
+        match b.extend(pats).build() {
+            Some(s) => Searcher::Packed(s),
+            None => Searcher::automaton(pats),
+        }
+    }
+
+    fn automaton(pats: &[&[u8]]) -> Searcher {
+        let ac = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostFirst)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(pats)
+            .expect("static patterns build");
+        Searcher::Automaton(ac)
+    }
+
+    /// `f(start, pattern)` for every match in `hay`, leftmost-first, in order.
+    #[inline]
+    fn each(&self, hay: &[u8], mut f: impl FnMut(usize, usize)) {
+        match self {
+            Searcher::Packed(s) => {
+                for m in s.find_iter(hay) {
+                    f(m.start(), m.pattern().as_usize());
+                }
+            }
+            Searcher::Automaton(ac) => {
+                for m in ac.find_iter(hay) {
+                    f(m.start(), m.pattern().as_usize());
+                }
+            }
+        }
+    }
+}
+
+/// `word` in lower, Title and UPPER case.
+fn spellings(word: &str) -> [Vec<u8>; 3] {
+    let lower = word.as_bytes().to_vec();
+    let mut title = lower.clone();
+    if let Some(c) = title.first_mut() {
+        c.make_ascii_uppercase();
+    }
+    [lower, title, word.to_ascii_uppercase().into_bytes()]
+}
+
+fn salient() -> &'static Salient {
+    static S: OnceLock<Salient> = OnceLock::new();
+    S.get_or_init(|| {
+        let words: Vec<&[u8]> = SALIENT.iter().map(|(w, _)| w.as_bytes()).collect();
+        Salient {
+            searcher: Searcher::new(&words),
+            spellings: SALIENT.iter().map(|(w, _)| spellings(w)).collect(),
+            priority: SALIENT.iter().map(|(_, p)| *p).collect(),
+            longest: words.iter().map(|w| w.len()).max().unwrap_or(1),
+        }
+    })
+}
+
+/// Bytes folded and searched at a time (a stack buffer).
+const FOLD_CHUNK: usize = 4096;
+
+/// The buffer for text up to this long (most calls are one line: a 4 KiB buffer
+/// zeroed for each would cost more than the search).
+const FOLD_SMALL: usize = 256;
+
+/// `dst[i]` = `src[i]` with ASCII `A`–`Z` made lowercase (an element-wise map, which
+/// the compiler vectorises).
+fn fold(src: &[u8], dst: &mut [u8]) {
+    for (d, &c) in dst.iter_mut().zip(src) {
+        *d = c | (u8::from(c.wrapping_sub(b'A') < 26) << 5);
+    }
+}
+
+/// `f(offset, priority)` for every salient word in `hay`, in offset order.
+pub(crate) fn each_salient(hay: &[u8], f: impl FnMut(usize, u8)) {
+    if hay.len() <= FOLD_SMALL {
+        scan_folded(hay, &mut [0u8; FOLD_SMALL], f);
+    } else {
+        scan_folded(hay, &mut [0u8; FOLD_CHUNK], f);
+    }
+}
+
+/// [`each_salient`], folding `buf.len()` bytes at a time into `buf`.
+fn scan_folded(hay: &[u8], buf: &mut [u8], mut f: impl FnMut(usize, u8)) {
+    let s = salient();
+    let mut at = 0;
+    loop {
+        let end = (at + buf.len()).min(hay.len());
+        let src = &hay[at..end];
+        let folded = &mut buf[..src.len()];
+        fold(src, folded);
+        let last = end == hay.len();
+        // A match starting before `limit` ends inside this chunk; later ones are
+        // found by the next chunk, which starts at `limit`.
+        let limit = if last {
+            src.len()
+        } else {
+            src.len() + 1 - s.longest
+        };
+        s.searcher.each(folded, |start, k| {
+            let word = &src[start..start + s.spellings[k][0].len()];
+            if start < limit && s.spellings[k].iter().any(|w| w.as_slice() == word) {
+                f(at + start, s.priority[k]);
+            }
+        });
+        if last {
+            return;
+        }
+        at += limit;
+    }
+}
+
+/// Every salient word in `hay` as `(offset, priority)`, in offset order.
+pub(crate) fn salient_matches(hay: &[u8]) -> Vec<(usize, u8)> {
+    let mut out = Vec::new();
+    each_salient(hay, |at, prio| out.push((at, prio)));
+    out
+}
+
+/// The priority of the most salient word in `t` (0: not salient).
+pub(crate) fn salience(t: &[u8]) -> u8 {
+    let mut best = 0;
+    each_salient(t, |_, prio| best = best.max(prio));
+    best
+}
+
+/// A line's *shape*: a hash of its bytes with every run of ASCII digits read as one
+/// `0`, so `error: failure 17 at 0x1f` and `error: failure 18 at 0x2a` share a shape.
+/// One island per shape: a hundred numbered copies of one error keep the first, and
+/// the island budget goes to different lines (the traceback further down).
+pub(crate) fn shape(t: &[u8]) -> u64 {
+    // FNV-1a, 64-bit.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut in_digits = false;
+    for &c in t {
+        let c = if c.is_ascii_digit() {
+            if in_digits {
+                continue;
+            }
+            in_digits = true;
+            b'0'
+        } else {
+            in_digits = false;
+            c
+        };
+        h ^= u64::from(c);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Longest line an island may hold (bytes); longer salient lines are left elided.
+pub(crate) const ISLAND_LINE_MAX: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed searcher (used where the CPU has it) and the automaton (used
+    /// elsewhere) find the same matches, so salience does not depend on the machine.
+    #[test]
+    fn packed_searcher_and_automaton_agree() {
+        let mut hays = crate::text::corpus_captures();
+        assert!(hays.len() >= 20, "captures: {}", hays.len());
+        // Short haystacks too (the packed searcher switches strategy below ~a vector).
+        hays.push(b"error".to_vec());
+        hays.push(b"xfailed: panic! warning".to_vec());
+        hays.push(Vec::new());
+        let words: Vec<&[u8]> = SALIENT.iter().map(|(w, _)| w.as_bytes()).collect();
+        let fast = Searcher::new(&words);
+        let slow = Searcher::automaton(&words);
+        let mut total = 0;
+        for hay in &hays {
+            let mut folded = vec![0; hay.len()];
+            fold(hay, &mut folded);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            fast.each(&folded, |s, k| a.push((s, k)));
+            slow.each(&folded, |s, k| b.push((s, k)));
+            assert_eq!(a, b);
+            total += a.len();
+        }
+        assert!(total > 100, "matches: {total}");
+        // On x86-64 with SSSE3 or AVX2 (every CI machine) the packed searcher is used.
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(matches!(fast, Searcher::Packed(_)));
+        }
+    }
+
+    /// The matches a byte-by-byte reading gives: at each offset the first word whose
+    /// lowercase form equals the folded text there; it counts if the text spells it
+    /// in lower, Title or UPPER case, and the reading goes on after it either way.
+    fn reference(hay: &[u8]) -> Vec<(usize, u8)> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < hay.len() {
+            let hit = SALIENT.iter().find(|(w, _)| {
+                hay.get(i..i + w.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(w.as_bytes()))
+            });
+            match hit {
+                Some((w, prio)) => {
+                    let t = &hay[i..i + w.len()];
+                    if spellings(w).iter().any(|s| s.as_slice() == t) {
+                        out.push((i, *prio));
+                    }
+                    i += w.len();
+                }
+                None => i += 1,
+            }
+        }
+        out
+    }
+
+    /// Chunked, folded matching equals [`reference`]: on every capture, and on
+    /// generated text whose words straddle the chunk boundaries in every case mix.
+    #[test]
+    fn salient_matches_equal_a_byte_by_byte_reading() {
+        for hay in crate::text::corpus_captures() {
+            assert_eq!(salient_matches(&hay), reference(&hay));
+            // One line at a time too (the small buffer, and lines around its size).
+            for line in hay.split(|&c| c == b'\n') {
+                let want = reference(line).iter().map(|m| m.1).max().unwrap_or(0);
+                assert_eq!(salience(line), want);
+            }
+        }
+        let mut next = crate::text::splitmix(11);
+        let pieces: &[&[u8]] = &[
+            b"error",
+            b"Error",
+            b"ERROR",
+            b"eRRor",
+            b"not found",
+            b"Not Found",
+            b"NOT FOUND",
+            b"segmentation fault",
+            b"Segmentation fault",
+            b"fail:",
+            b"FAILED",
+            b"failure",
+            b"Warning",
+            b"x",
+            b" ",
+            b"\n",
+            b"abc",
+            b"\xc3\xa9",
+        ];
+        for round in 0..40 {
+            let mut hay = Vec::new();
+            // Padding that moves the words across the 4,096-byte chunk edges.
+            hay.resize(FOLD_CHUNK - 20 + round, b'.');
+            while hay.len() < 3 * FOLD_CHUNK + 100 {
+                hay.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let got = salient_matches(&hay);
+            assert_eq!(got, reference(&hay), "round {round}");
+            assert!(!got.is_empty());
+        }
+    }
+
+    #[test]
+    fn salience_reads_three_spellings_only() {
+        assert_eq!(salience(b"ERROR: disk"), 3);
+        assert_eq!(salience(b"an Error here"), 3);
+        assert_eq!(salience(b"eRRor"), 0);
+        assert_eq!(salience(b"Warning: x"), 1);
+        assert_eq!(salience(b"plain"), 0);
+    }
+}
