@@ -79,9 +79,10 @@ fn a_failed_store_means_lossless_only() {
         let o = snip_core::compress(&c.bytes, &Config::default(), &mut Full);
         assert!(!o.lossy, "{}", c.file);
         assert!(
-            !o.rules
-                .iter()
-                .any(|r| matches!(r.id, "head-tail-elide" | "traceback-keep")),
+            !o.rules.iter().any(|r| matches!(
+                r.id,
+                snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep
+            )),
             "{}",
             c.file
         );
