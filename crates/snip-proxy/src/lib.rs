@@ -19,10 +19,12 @@
 
 mod body;
 mod context_pass;
+mod memo;
 pub mod rewrite;
 mod server;
 pub mod upstream;
 
+pub use memo::MEMO_MAX_BYTES;
 pub use rewrite::{Api, Rewriter, Rewritten};
 pub use server::Proxy;
 pub use upstream::{Provider, Upstream};

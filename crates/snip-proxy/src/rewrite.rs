@@ -4,6 +4,7 @@
 //! `None`, and the caller forwards the original bytes.
 
 use crate::context_pass::conversation_pass;
+use crate::memo::Memo;
 use serde_json::Value;
 use snip_context::{ContextSettings, Format};
 use snip_core::{Config, Retain, Retention};
@@ -69,6 +70,10 @@ pub struct Rewriter {
     config: Config,
     context: ContextSettings,
     store: StoreHandle,
+    /// A result's text → its compressed text (`None`: left as it is).
+    compressed: Memo<Option<std::sync::Arc<str>>>,
+    /// An original the conversation pass stored → its store id.
+    stored: Memo<Option<String>>,
 }
 
 impl Rewriter {
@@ -80,6 +85,8 @@ impl Rewriter {
             config,
             context,
             store,
+            compressed: Memo::default(),
+            stored: Memo::default(),
         }
     }
 
@@ -139,7 +146,7 @@ impl Rewriter {
         let mut summarised = 0;
         if let Some(format) = api.context_format() {
             if let Some((new, report)) =
-                conversation_pass(&request, format, &self.context, &self.store)
+                conversation_pass(&request, format, &self.context, &self.store, &self.stored)
             {
                 request = new;
                 summarised = report.summarised;
@@ -167,6 +174,15 @@ impl Rewriter {
     /// output is shorter and valid UTF-8. The original goes to the store under its
     /// keyed id, so the same text gives the same bytes (id and marker) on every call.
     fn compress_text(&self, text: &str) -> Option<String> {
+        let out = self.compressed.get_or(
+            text.as_bytes(),
+            |v| v.as_ref().map_or(0, |s| s.len()),
+            || self.compress_uncached(text).map(std::sync::Arc::from),
+        );
+        out.map(|s| s.to_string())
+    }
+
+    fn compress_uncached(&self, text: &str) -> Option<String> {
         let mut retain = StoreRetain(&self.store);
         let outcome = snip_core::compress(text.as_bytes(), &self.config, &mut retain);
         if !outcome.changed || outcome.output.len() >= text.len() {
