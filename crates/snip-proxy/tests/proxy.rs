@@ -381,3 +381,16 @@ impl<T> futures_core::Stream for ReceiverStream<T> {
         self.0.poll_recv(cx)
     }
 }
+
+#[tokio::test]
+async fn count_tokens_is_rewritten_like_messages() {
+    let s = setup().await;
+    let (a, b) = (long_log("a"), long_log("b"));
+    let body = serde_json::to_vec(&anthropic_request(&a, &b)).unwrap();
+    send(&s, "POST", "/v1/messages", &ANTHROPIC, body.clone()).await;
+    let messages = last(&s).body;
+    send(&s, "POST", "/v1/messages/count_tokens", &ANTHROPIC, body).await;
+    let counted = last(&s);
+    assert_eq!(counted.target, "/v1/messages/count_tokens");
+    assert_eq!(counted.body, messages, "counted as it will be sent");
+}

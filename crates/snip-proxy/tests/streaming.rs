@@ -130,7 +130,10 @@ async fn a_client_disconnect_cancels_the_upstream_request() {
         .await
         .unwrap();
     let mut buf = [0u8; 256];
-    let n = sock.read(&mut buf).await.unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf))
+        .await
+        .expect("the response head arrives while the stream goes on")
+        .unwrap();
     assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
     drop(sock);
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -214,4 +217,27 @@ async fn an_unreachable_upstream_answers_502() {
         .unwrap();
     let resp = client().request(req).await.unwrap();
     assert_eq!(resp.status(), 502);
+}
+
+#[tokio::test]
+async fn an_unusable_ca_file_is_an_error_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "no certificate here\n").unwrap();
+    for path in [dir.path().join("missing.pem"), empty] {
+        let config = snip_proxy::ProxyConfig {
+            extra_ca: Some(path.clone()),
+            ..Default::default()
+        };
+        let rewriter = snip_proxy::Rewriter::new(
+            snip_core::Config::default(),
+            snip_context::ContextSettings::default(),
+            snip_store::StoreHandle::Disabled,
+        );
+        let err = snip_proxy::Proxy::bind(config, rewriter).await.err();
+        assert!(
+            matches!(err, Some(snip_proxy::Error::CaFile { .. })),
+            "{path:?}: {err:?}"
+        );
+    }
 }
