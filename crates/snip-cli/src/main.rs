@@ -48,6 +48,11 @@ enum Command {
     Uninstall(cmd::uninstall::Args),
     /// Conversation pass: shrink older tool results of a request (JSON on stdin).
     Context(cmd::context::Args),
+    /// Local reverse proxy for the Anthropic and OpenAI APIs: compresses tool results
+    /// and runs the conversation pass before forwarding.
+    Proxy(cmd::proxy::Args),
+    /// Run a host (claude, codex, opencode) through the proxy on a free loopback port.
+    Wrap(cmd::proxy::WrapArgs),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +104,8 @@ fn main() -> ExitCode {
         Some(Command::Install(a)) => cmd::install::run(a),
         Some(Command::Uninstall(a)) => cmd::uninstall::run(a),
         Some(Command::Context(a)) => cmd::context::run(a),
+        Some(Command::Proxy(a)) => cmd::proxy::run(a),
+        Some(Command::Wrap(a)) => cmd::proxy::wrap(a),
     };
     finish(result)
 }

@@ -7,6 +7,7 @@ pub mod gc;
 pub mod hook;
 pub mod install;
 pub mod mcp;
+pub mod proxy;
 pub mod restore;
 pub mod run;
 pub mod stats;

@@ -1,0 +1,390 @@
+//! What the proxy does to a request body it understands: per-result compression of
+//! tool results not yet compressed, then the conversation pass. Everything here is
+//! synchronous (it runs on a blocking thread) and fails open: any error or panic gives
+//! `None`, and the caller forwards the original bytes.
+
+use crate::context_pass::conversation_pass;
+use crate::memo::Memo;
+use serde_json::Value;
+use snip_context::{ContextSettings, Format};
+use snip_core::{Config, Retain, Retention};
+use snip_store::{LedgerRow, StoreHandle};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A request shape the proxy rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages, `POST /v1/messages` (any query, e.g. `?beta=true`).
+    AnthropicMessages,
+    /// Anthropic token counting, `POST /v1/messages/count_tokens`: rewritten like a
+    /// Messages request, so counts match what the proxy will send.
+    AnthropicCountTokens,
+    /// OpenAI Chat Completions, `POST /v1/chat/completions`.
+    OpenAiChat,
+    /// OpenAI Responses, `POST /v1/responses` (`function_call_output` items).
+    OpenAiResponses,
+}
+
+impl Api {
+    /// The ledger `source` of rows for this shape.
+    pub fn source(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages | Api::AnthropicCountTokens => "proxy:anthropic",
+            Api::OpenAiChat => "proxy:openai-chat",
+            Api::OpenAiResponses => "proxy:openai-responses",
+        }
+    }
+
+    /// The conversation pass's format for this shape (`None`: the pass does not read
+    /// it; Responses `input` items are not a `messages` array).
+    fn context_format(self) -> Option<Format> {
+        match self {
+            Api::AnthropicMessages | Api::AnthropicCountTokens => Some(Format::Anthropic),
+            Api::OpenAiChat => Some(Format::OpenAi),
+            Api::OpenAiResponses => None,
+        }
+    }
+}
+
+/// What a rewrite produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The body to forward (JSON, serialized with the request's key order).
+    pub body: Vec<u8>,
+    /// Tool results whose text the per-result rules changed.
+    pub results_compressed: usize,
+    /// Older tool results the conversation pass replaced by a summary.
+    pub summarised: usize,
+    /// Bytes of tool-result text each step replaced, before (UTF-8): the per-result
+    /// step's originals plus the conversation pass's originals (a result compressed
+    /// and then summarised counts at both steps).
+    pub before: u64,
+    /// Bytes of what replaced them, after, counted the same way. `before - after` is
+    /// exactly the text bytes this request no longer carries.
+    pub after: u64,
+}
+
+/// Rewrites request bodies with frozen settings and one store.
+#[derive(Debug)]
+pub struct Rewriter {
+    config: Config,
+    context: ContextSettings,
+    store: StoreHandle,
+    /// A result's text → its compressed text (`None`: left as it is).
+    compressed: Memo<Option<std::sync::Arc<str>>>,
+    /// An original the conversation pass stored → its store id.
+    stored: Memo<Option<String>>,
+}
+
+impl Rewriter {
+    /// A rewriter compressing results with `config`, running the conversation pass
+    /// with `context`, keeping originals in `store` (and writing one ledger row per
+    /// rewritten request there).
+    pub fn new(config: Config, context: ContextSettings, store: StoreHandle) -> Self {
+        Rewriter {
+            config,
+            context,
+            store,
+            compressed: Memo::default(),
+            stored: Memo::default(),
+        }
+    }
+
+    /// The store originals go to.
+    pub fn store(&self) -> &StoreHandle {
+        &self.store
+    }
+
+    /// Rewrites `body` as `api`: `None` when it is not JSON of that shape, nothing
+    /// changed, or anything failed (the caller then forwards `body` as it came).
+    pub fn rewrite(&self, api: Api, body: &[u8]) -> Option<Rewritten> {
+        let out = catch_unwind(AssertUnwindSafe(|| self.rewrite_inner(api, body)))
+            .ok()
+            .flatten()?;
+        if let StoreHandle::Open(s) = &self.store {
+            let mut row =
+                LedgerRow::context_summary(api.source(), out.before, out.after, out.summarised);
+            row.rules = Vec::new();
+            if out.results_compressed > 0 {
+                row.rules.push("proxy-tool-results".into());
+            }
+            if out.summarised > 0 {
+                row.rules.push("context-summary".into());
+            }
+            row.note = Some(format!(
+                "request body: {} tool results compressed, {} summarised",
+                out.results_compressed, out.summarised
+            ));
+            s.record(&row);
+        }
+        Some(out)
+    }
+
+    fn rewrite_inner(&self, api: Api, body: &[u8]) -> Option<Rewritten> {
+        let mut request: Value = serde_json::from_slice(body).ok()?;
+        if !request.is_object() {
+            return None;
+        }
+        let (mut before, mut after) = (0u64, 0u64);
+        let results_compressed = if self.config.enabled {
+            let mut compress = |text: &str| {
+                let new = self.compress_text(text)?;
+                before += text.len() as u64;
+                after += new.len() as u64;
+                Some(new)
+            };
+            match api {
+                Api::AnthropicMessages | Api::AnthropicCountTokens => {
+                    anthropic_results(&mut request, &mut compress)
+                }
+                Api::OpenAiChat => chat_results(&mut request, &mut compress),
+                Api::OpenAiResponses => responses_results(&mut request, &mut compress),
+            }
+        } else {
+            0
+        };
+        let mut summarised = 0;
+        if let Some(format) = api.context_format() {
+            if let Some((new, report)) =
+                conversation_pass(&request, format, &self.context, &self.store, &self.stored)
+            {
+                request = new;
+                summarised = report.summarised;
+                before += report.original_bytes as u64;
+                after += report.summary_bytes as u64;
+            }
+        }
+        if results_compressed == 0 && summarised == 0 {
+            return None;
+        }
+        let mut out = serde_json::to_vec(&request).ok()?;
+        if body.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+        Some(Rewritten {
+            body: out,
+            results_compressed,
+            summarised,
+            before,
+            after,
+        })
+    }
+
+    /// One tool result's text through the per-result rules: `Some` only when the
+    /// output is shorter and valid UTF-8. The original goes to the store under its
+    /// keyed id, so the same text gives the same bytes (id and marker) on every call.
+    fn compress_text(&self, text: &str) -> Option<String> {
+        let out = self.compressed.get_or(
+            text.as_bytes(),
+            |v| v.as_ref().map_or(0, |s| s.len()),
+            || self.compress_uncached(text).map(std::sync::Arc::from),
+        );
+        out.map(|s| s.to_string())
+    }
+
+    fn compress_uncached(&self, text: &str) -> Option<String> {
+        let mut retain = StoreRetain(&self.store);
+        let outcome = snip_core::compress(text.as_bytes(), &self.config, &mut retain);
+        if !outcome.changed || outcome.output.len() >= text.len() {
+            return None;
+        }
+        String::from_utf8(outcome.output).ok()
+    }
+}
+
+/// Keeps originals in the store handle (as `snip_store::compress_recorded` does, but
+/// without its per-result ledger row: the proxy writes one row per request).
+struct StoreRetain<'a>(&'a StoreHandle);
+
+impl Retain for StoreRetain<'_> {
+    fn retain(&mut self, original: &[u8]) -> Retention {
+        match self.0 {
+            StoreHandle::Open(s) => match s.put(original) {
+                Ok(id) => Retention::Retained { id },
+                Err(e) => Retention::Failed {
+                    reason: e.to_string(),
+                },
+            },
+            StoreHandle::Disabled => Retention::Off,
+            StoreHandle::Unavailable(why) => Retention::Failed {
+                reason: why.clone(),
+            },
+        }
+    }
+}
+
+/// Whether a tool's results are snip's own restore output, which is never compressed
+/// again (a restore must return exact bytes).
+fn is_restore_tool(name: Option<&str>) -> bool {
+    name.is_some_and(|n| n.contains("snip_restore"))
+}
+
+type CompressFn<'a> = dyn FnMut(&str) -> Option<String> + 'a;
+
+/// Compresses a content value in place: a string, or the `text` of each block of a
+/// list whose `type` is one of `text_types`. Other blocks (images, documents) and
+/// every other key (`cache_control` included) stay. Returns whether anything changed.
+fn compress_content(content: &mut Value, text_types: &[&str], f: &mut CompressFn<'_>) -> bool {
+    match content {
+        Value::String(s) => match f(s) {
+            Some(new) => {
+                *s = new;
+                true
+            }
+            None => false,
+        },
+        Value::Array(blocks) => {
+            let mut changed = false;
+            for b in blocks {
+                let is_text = b
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| text_types.contains(&t));
+                if !is_text {
+                    continue;
+                }
+                if let Some(Value::String(s)) = b.get_mut("text") {
+                    if let Some(new) = f(s) {
+                        *s = new;
+                        changed = true;
+                    }
+                }
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// Anthropic Messages: the `content` of every `tool_result` block.
+fn anthropic_results(request: &mut Value, f: &mut CompressFn<'_>) -> usize {
+    let Some(Value::Array(messages)) = request.get_mut("messages") else {
+        return 0;
+    };
+    let mut names = std::collections::HashMap::new();
+    for m in messages.iter() {
+        for b in m
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if b.get("type").and_then(Value::as_str) == Some("tool_use") {
+                if let (Some(id), Some(name)) = (
+                    b.get("id").and_then(Value::as_str),
+                    b.get("name").and_then(Value::as_str),
+                ) {
+                    names.insert(id.to_string(), name.to_string());
+                }
+            }
+        }
+    }
+    let mut n = 0;
+    for m in messages.iter_mut() {
+        let Some(Value::Array(blocks)) = m.get_mut("content") else {
+            continue;
+        };
+        for b in blocks {
+            if b.get("type").and_then(Value::as_str) != Some("tool_result") {
+                continue;
+            }
+            let tool = b
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .and_then(|id| names.get(id));
+            if is_restore_tool(tool.map(String::as_str)) {
+                continue;
+            }
+            if let Some(c) = b.get_mut("content") {
+                n += usize::from(compress_content(c, &["text"], f));
+            }
+        }
+    }
+    n
+}
+
+/// OpenAI Chat Completions: the `content` of every `role: "tool"` message.
+fn chat_results(request: &mut Value, f: &mut CompressFn<'_>) -> usize {
+    let Some(Value::Array(messages)) = request.get_mut("messages") else {
+        return 0;
+    };
+    let mut names = std::collections::HashMap::new();
+    for m in messages.iter() {
+        for call in m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(id), Some(name)) = (
+                call.get("id").and_then(Value::as_str),
+                call.pointer("/function/name").and_then(Value::as_str),
+            ) {
+                names.insert(id.to_string(), name.to_string());
+            }
+        }
+    }
+    let mut n = 0;
+    for m in messages.iter_mut() {
+        if m.get("role").and_then(Value::as_str) != Some("tool") {
+            continue;
+        }
+        let tool = m
+            .get("tool_call_id")
+            .and_then(Value::as_str)
+            .and_then(|id| names.get(id));
+        if is_restore_tool(tool.map(String::as_str)) {
+            continue;
+        }
+        if let Some(c) = m.get_mut("content") {
+            n += usize::from(compress_content(c, &["text"], f));
+        }
+    }
+    n
+}
+
+/// OpenAI Responses: the `output` of every `function_call_output` and
+/// `custom_tool_call_output` item of `input`.
+fn responses_results(request: &mut Value, f: &mut CompressFn<'_>) -> usize {
+    let Some(Value::Array(items)) = request.get_mut("input") else {
+        return 0;
+    };
+    let mut names = std::collections::HashMap::new();
+    for item in items.iter() {
+        if matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call" | "custom_tool_call")
+        ) {
+            if let (Some(id), Some(name)) = (
+                item.get("call_id").and_then(Value::as_str),
+                item.get("name").and_then(Value::as_str),
+            ) {
+                names.insert(id.to_string(), name.to_string());
+            }
+        }
+    }
+    let mut n = 0;
+    for item in items.iter_mut() {
+        if !matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call_output" | "custom_tool_call_output")
+        ) {
+            continue;
+        }
+        let tool = item
+            .get("call_id")
+            .and_then(Value::as_str)
+            .and_then(|id| names.get(id));
+        if is_restore_tool(tool.map(String::as_str)) {
+            continue;
+        }
+        if let Some(c) = item.get_mut("output") {
+            n += usize::from(compress_content(
+                c,
+                &["input_text", "output_text", "text"],
+                f,
+            ));
+        }
+    }
+    n
+}
