@@ -1,0 +1,508 @@
+//! Test support for snip: the **accounting checker**.
+//!
+//! The promise it checks (docs/contract.md, "Accounting"): for every output of
+//! [`snip_core::compress`] with a store, the kept bytes (at their offsets) and the
+//! markers' ranges tile the original exactly, with no gap and no overlap, and every
+//! marker's restore call returns exactly its range.
+//!
+//! [`check_accounting`] walks an output, parses every marker with
+//! [`snip_core::marker::parse`] and every restore call with
+//! [`snip_store::RestoreRequest::from_call`], and answers the restores from the real
+//! store. It is used by this crate's property tests and fixture sweep, and by the fuzz
+//! targets under `fuzz/`.
+//!
+//! What is checked depends on the shape of the output:
+//! - **Text** (not JSON): the output's lines are walked in order against a cursor in
+//!   the original. A marker line's range (its `bytes` field, else its `lines` field)
+//!   must start at the cursor and moves it to its end; any other line must be the
+//!   original's bytes at the cursor (a line cut by `head-tail-elide` ends where the
+//!   next marker's range starts, so its line ending is the output's own). At the end
+//!   the cursor must be at the end of the original. When a lossless footer says the
+//!   text was rendered (`terminal-render`, `ansi-strip`), kept lines are no longer the
+//!   original's bytes, so only the markers are checked: ranges in order, disjoint, in
+//!   bounds.
+//! - **JSON** (the output, or each of its lines, parses as JSON): markers sit inside
+//!   string values; their ranges must be disjoint and in bounds.
+//! - **Always**: every marker that quotes a restore call restores, page by page,
+//!   exactly the bytes it says it stands for: its byte range of the original, its line
+//!   range, or (with `field`) its range of the decoded JSON string at that pointer.
+#![forbid(unsafe_code)]
+
+use snip_core::marker::{self, ParsedMarker};
+use snip_store::{RestoreMode, RestoreRequest, RestoreStatus, StoreHandle, StoreOptions};
+
+/// What [`check_accounting`] looked at, for tests that want to assert coverage.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// Markers found in the output.
+    pub markers: usize,
+    /// Restore calls answered and compared.
+    pub restores: usize,
+    /// Whether the byte-exact tiling walk ran (text output, not rendered).
+    pub tiled: bool,
+}
+
+/// A temporary store for tests: the handle and the directory that holds it.
+pub struct TempStore {
+    /// The open store.
+    pub handle: StoreHandle,
+    /// Kept alive so the directory outlives the handle.
+    pub dir: tempfile::TempDir,
+}
+
+impl TempStore {
+    /// A fresh private store in a new temporary directory, with caps large enough
+    /// for any test input.
+    pub fn new() -> TempStore {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut opts = StoreOptions::in_dir(dir.path().join("store"));
+        opts.max_bytes = 1 << 40;
+        opts.max_entries = 1 << 20;
+        opts.max_entry_bytes = 1 << 34;
+        let handle = StoreHandle::open(&opts);
+        assert!(handle.store().is_some(), "temporary store: {handle:?}");
+        TempStore { handle, dir }
+    }
+}
+
+impl Default for TempStore {
+    fn default() -> Self {
+        TempStore::new()
+    }
+}
+
+/// Compresses `input` with `config` into `store` and checks the accounting of the
+/// output. Returns the output and what was checked.
+///
+/// # Errors
+/// One line per violation found (see [`check_accounting`]).
+pub fn compress_and_check(
+    input: &[u8],
+    config: &snip_core::Config,
+    store: &StoreHandle,
+) -> Result<(Vec<u8>, Checked), String> {
+    let outcome = snip_store::compress_recorded(input, config, store, "testkit");
+    if let Some(why) = &outcome.failed_open {
+        return Err(format!("compression failed open: {why}"));
+    }
+    let checked = check_accounting(input, &outcome.output, store)?;
+    Ok((outcome.output, checked))
+}
+
+/// One marker found in an output: where its line starts in the output (text) and
+/// what it says.
+struct Found {
+    marker: ParsedMarker,
+}
+
+/// Checks that `output` accounts for `original` exactly (see the crate docs).
+///
+/// # Errors
+/// Every violation found, one per line, each naming the marker or offset concerned.
+pub fn check_accounting(
+    original: &[u8],
+    output: &[u8],
+    store: &StoreHandle,
+) -> Result<Checked, String> {
+    let mut errors = Vec::new();
+    let mut checked = Checked::default();
+    if output == original {
+        return Ok(checked);
+    }
+    let lines = LineIndex::new(original);
+    let json = is_json(output);
+    let found = if json {
+        json_markers(output)
+    } else {
+        text_markers(output)
+    };
+    checked.markers = found.len();
+    let rendered = found
+        .iter()
+        .any(|f| matches!(f.marker.rule.as_str(), "terminal-render" | "ansi-strip"));
+
+    // Ranges: in bounds, and (outside JSON string fields) in order and disjoint.
+    let mut last_end = 0u64;
+    for f in &found {
+        let m = &f.marker;
+        if let Some((a, b)) = m.lines {
+            if a == 0 || a > b || b > lines.count() {
+                errors.push(format!(
+                    "marker {:?}: lines {a}-{b} not within the original's {} lines",
+                    m.what,
+                    lines.count()
+                ));
+            }
+        }
+        if let (Some((la, lb)), Some((ba, bb))) = (m.lines, m.bytes) {
+            // A line cut by head-tail-elide gives lines a-a and bytes inside it.
+            let cut = la == lb
+                && lines
+                    .bytes_of(la, lb)
+                    .is_some_and(|(s, e)| s <= ba && bb <= e);
+            if !cut && lines.bytes_of(la, lb) != Some((ba, bb)) {
+                errors.push(format!(
+                    "marker {:?}: lines {la}-{lb} are bytes {:?} of the original, the marker says bytes {ba}-{bb}",
+                    m.what,
+                    lines.bytes_of(la, lb)
+                ));
+            }
+        }
+        if let Some(r) = marker_range(m, &lines) {
+            if r.0 > r.1 || r.1 > original.len() as u64 {
+                errors.push(format!(
+                    "marker {:?}: byte range {}-{} not within the original's {} bytes",
+                    m.what,
+                    r.0,
+                    r.1,
+                    original.len()
+                ));
+            } else if r.0 < last_end {
+                errors.push(format!(
+                    "marker {:?}: byte range {}-{} overlaps the previous marker's (ending at {last_end})",
+                    m.what, r.0, r.1
+                ));
+            }
+            last_end = last_end.max(r.1);
+        }
+    }
+
+    if !json && !rendered {
+        checked.tiled = true;
+        tile(original, output, &lines, &mut errors);
+    }
+
+    for f in &found {
+        if let Some(call) = &f.marker.call {
+            checked.restores += 1;
+            if let Err(e) = check_restore(original, &lines, &f.marker, call, store) {
+                errors.push(e);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(checked)
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+/// Byte offsets of the original's line starts (1-based lines, `\n`-terminated).
+struct LineIndex {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl LineIndex {
+    fn new(b: &[u8]) -> LineIndex {
+        let mut starts = vec![0];
+        for (i, c) in b.iter().enumerate() {
+            if *c == b'\n' && i + 1 < b.len() {
+                starts.push(i + 1);
+            }
+        }
+        if b.is_empty() {
+            starts.clear();
+        }
+        LineIndex {
+            starts,
+            len: b.len(),
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.starts.len() as u64
+    }
+
+    /// Byte range of lines `a..=b` (1-based, inclusive); `None` out of range.
+    fn bytes_of(&self, a: u64, b: u64) -> Option<(u64, u64)> {
+        if a == 0 || a > b || b > self.count() {
+            return None;
+        }
+        let s = self.starts[(a - 1) as usize];
+        let e = self.starts.get(b as usize).copied().unwrap_or(self.len);
+        Some((s as u64, e as u64))
+    }
+}
+
+/// The original byte range a marker stands for: its `bytes` field, else its `lines`.
+fn marker_range(m: &ParsedMarker, lines: &LineIndex) -> Option<(u64, u64)> {
+    m.bytes
+        .or_else(|| m.lines.and_then(|(a, b)| lines.bytes_of(a, b)))
+}
+
+fn is_json(output: &[u8]) -> bool {
+    if serde_json::from_slice::<serde_json::Value>(output).is_ok() {
+        return true;
+    }
+    let mut any = false;
+    for l in output.split(|c| *c == b'\n') {
+        if l.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if serde_json::from_slice::<serde_json::Value>(l).is_err() {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// Markers that take a whole output line.
+fn text_markers(output: &[u8]) -> Vec<Found> {
+    output
+        .split(|c| *c == b'\n')
+        .filter_map(|l| std::str::from_utf8(l).ok())
+        .filter_map(marker::parse)
+        .map(|marker| Found { marker })
+        .collect()
+}
+
+/// Markers inside the JSON string values of a JSON or JSON Lines output.
+fn json_markers(output: &[u8]) -> Vec<Found> {
+    let mut out = Vec::new();
+    let values: Vec<serde_json::Value> = match serde_json::from_slice(output) {
+        Ok(v) => vec![v],
+        Err(_) => output
+            .split(|c| *c == b'\n')
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect(),
+    };
+    for v in &values {
+        walk_strings(v, &mut |s| {
+            let mut from = 0;
+            while let Some(i) = s[from..].find("[snip: ") {
+                let start = from + i;
+                let rest = &s[start..];
+                let mut hit = None;
+                for (j, _) in rest.match_indices(']') {
+                    if rest[..j].contains('\n') {
+                        break;
+                    }
+                    if let Some(m) = marker::parse(&rest[..=j]) {
+                        hit = Some((m, j));
+                        break;
+                    }
+                }
+                match hit {
+                    Some((marker, j)) => {
+                        out.push(Found { marker });
+                        from = start + j + 1;
+                    }
+                    None => from = start + 1,
+                }
+            }
+        });
+    }
+    out
+}
+
+fn walk_strings(v: &serde_json::Value, f: &mut impl FnMut(&str)) {
+    match v {
+        serde_json::Value::String(s) => f(s),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| walk_strings(x, f)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| walk_strings(x, f)),
+        _ => {}
+    }
+}
+
+/// The tiling walk for text outputs (see the crate docs).
+fn tile(original: &[u8], output: &[u8], lines: &LineIndex, errors: &mut Vec<String>) {
+    let out_lines: Vec<&[u8]> = output.split_inclusive(|c| *c == b'\n').collect();
+    let mut cursor = 0usize;
+    let mut out_off = 0usize;
+    for (k, l) in out_lines.iter().enumerate() {
+        let parsed = std::str::from_utf8(l).ok().and_then(marker::parse);
+        if let Some(m) = parsed {
+            match marker_range(&m, lines) {
+                Some((a, b)) => {
+                    if a as usize != cursor {
+                        let what = if (a as usize) > cursor {
+                            "leaves a gap"
+                        } else {
+                            "overlaps kept bytes"
+                        };
+                        errors.push(format!(
+                            "marker {:?} at output byte {out_off}: range {a}-{b} {what}: the original is accounted for up to byte {cursor}",
+                            m.what
+                        ));
+                    }
+                    cursor = b as usize;
+                }
+                None => {
+                    if !m.rule.is_empty() && m.call.is_some() {
+                        errors.push(format!(
+                            "marker {:?} at output byte {out_off}: a restore call but no range",
+                            m.what
+                        ));
+                    }
+                }
+            }
+        } else {
+            let rest = original.get(cursor..).unwrap_or(&[]);
+            let next_is_marker = out_lines
+                .get(k + 1)
+                .and_then(|n| std::str::from_utf8(n).ok())
+                .and_then(marker::parse)
+                .and_then(|m| marker_range(&m, lines));
+            let body = l.strip_suffix(b"\n").unwrap_or(l);
+            if rest.starts_with(l) {
+                cursor += l.len();
+            } else if l.ends_with(b"\n")
+                && rest.starts_with(body)
+                && next_is_marker.map(|r| r.0) == Some((cursor + body.len()) as u64)
+            {
+                // A line cut by head-tail-elide: the output ends it, the marker resumes.
+                cursor += body.len();
+            } else if k + 1 == out_lines.len() && rest.starts_with(body) {
+                // Output's last line: the original may end without the output's newline.
+                cursor += body.len();
+            } else {
+                errors.push(format!(
+                    "kept line at output byte {out_off} ({:?}) is not the original's bytes at {cursor} ({:?})",
+                    preview(l),
+                    preview(&rest[..rest.len().min(l.len())])
+                ));
+                return;
+            }
+        }
+        out_off += l.len();
+    }
+    if cursor != original.len() {
+        errors.push(format!(
+            "original bytes {cursor}-{} are accounted for by no kept byte and no marker",
+            original.len()
+        ));
+    }
+}
+
+fn preview(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    s.chars().take(60).collect()
+}
+
+/// Restores `call` page by page and compares with what `m` stands for.
+fn check_restore(
+    original: &[u8],
+    lines: &LineIndex,
+    m: &ParsedMarker,
+    call: &str,
+    store: &StoreHandle,
+) -> Result<(), String> {
+    let req = RestoreRequest::from_call(call).map_err(|e| {
+        format!(
+            "marker {:?}: restore call {call:?} does not parse: {e}",
+            m.what
+        )
+    })?;
+    let got = restore_all(&req, store, lines)
+        .map_err(|e| format!("marker {:?}: restore call {call:?}: {e}", m.what))?;
+    let expected: Vec<u8> = match (&req.field, req.mode) {
+        (Some(field), RestoreMode::Bytes) => {
+            let s = decoded_field(original, field).ok_or_else(|| {
+                format!(
+                    "marker {:?}: field {field:?} is not a string of the original",
+                    m.what
+                )
+            })?;
+            let a = req.start.unwrap_or(0) as usize;
+            let b = req.end.map_or(s.len(), |e| e as usize);
+            s.get(a..b.min(s.len())).unwrap_or_default().to_vec()
+        }
+        (None, RestoreMode::Full) => original.to_vec(),
+        (None, mode) => {
+            // The call's own range, in its unit, must be the marker's range in that
+            // unit; then the restore must return those bytes of the original.
+            let (a, b) = (req.start.unwrap_or(0), req.end.unwrap_or(u64::MAX));
+            let r = if mode == RestoreMode::Lines {
+                if m.lines.is_some_and(|l| l != (a, b)) {
+                    return Err(format!(
+                        "marker {:?}: its call restores lines {a}-{b}, the marker says lines {:?}",
+                        m.what, m.lines
+                    ));
+                }
+                lines.bytes_of(a, b)
+            } else {
+                if m.bytes.is_some_and(|r| r != (a, b)) {
+                    return Err(format!(
+                        "marker {:?}: its call restores bytes {a}-{b}, the marker says bytes {:?}",
+                        m.what, m.bytes
+                    ));
+                }
+                Some((a, b))
+            };
+            let r = r.ok_or_else(|| format!("marker {:?}: call range out of bounds", m.what))?;
+            original
+                .get(r.0 as usize..r.1 as usize)
+                .ok_or_else(|| format!("marker {:?}: range out of bounds", m.what))?
+                .to_vec()
+        }
+        (Some(_), _) => return Ok(()),
+    };
+    if got != expected {
+        return Err(format!(
+            "marker {:?}: restore call {call:?} returns {} bytes ({:?}…), the marker stands for {} bytes ({:?}…)",
+            m.what,
+            got.len(),
+            preview(&got),
+            expected.len(),
+            preview(&expected)
+        ));
+    }
+    Ok(())
+}
+
+/// The whole answer to `req`, following `next` across pages.
+fn restore_all(
+    req: &RestoreRequest,
+    store: &StoreHandle,
+    lines: &LineIndex,
+) -> Result<Vec<u8>, String> {
+    let mut req = req.clone();
+    req.max_bytes = Some(65536);
+    let mut out = Vec::new();
+    for _ in 0..100_000 {
+        let resp = store.restore(&req);
+        if resp.status != RestoreStatus::Ok {
+            return Err(format!("status {:?}: {}", resp.status, resp.note));
+        }
+        let got = resp.content_bytes().unwrap_or_default();
+        // A line longer than a page comes cut; its rest is asked for by bytes, as
+        // the response's note says (docs/restore.md).
+        let page = match (req.mode, req.field.is_none(), resp.start, resp.end) {
+            (RestoreMode::Lines, true, Some(a), Some(b)) => lines.bytes_of(a, b),
+            _ => None,
+        };
+        if let Some((s, e)) = page.filter(|(s, e)| (got.len() as u64) < e - s) {
+            let rest = RestoreRequest::bytes(&req.id, s + got.len() as u64, Some(e));
+            out.extend(&got);
+            out.extend(restore_all(&rest, store, lines)?);
+        } else {
+            out.extend(got);
+        }
+        match resp.next {
+            Some(n) => req.start = Some(n),
+            None => return Ok(out),
+        }
+    }
+    Err("more than 100000 pages".into())
+}
+
+/// The decoded bytes of the JSON string at `pointer` in `original` (a document, or
+/// JSON Lines whose first pointer token is the 0-based line index).
+fn decoded_field(original: &[u8], pointer: &str) -> Option<Vec<u8>> {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(original) {
+        return v.pointer(pointer)?.as_str().map(|s| s.as_bytes().to_vec());
+    }
+    let rest = pointer.strip_prefix('/')?;
+    let (idx, tail) = rest.split_once('/').map_or((rest, ""), |(a, b)| (a, b));
+    let n: usize = idx.parse().ok()?;
+    let line = original.split(|c| *c == b'\n').nth(n)?;
+    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let p = if tail.is_empty() {
+        String::new()
+    } else {
+        format!("/{tail}")
+    };
+    v.pointer(&p)?.as_str().map(|s| s.as_bytes().to_vec())
+}

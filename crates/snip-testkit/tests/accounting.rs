@@ -1,0 +1,116 @@
+//! The accounting invariant over every fixture and capture, and over random inputs:
+//! kept bytes and markers' ranges tile the original, and every restore call returns
+//! exactly its range (see `snip_testkit`).
+
+use proptest::prelude::*;
+use snip_core::Config;
+use snip_testkit::{compress_and_check, TempStore};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_under(&p, out);
+        } else if !matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("md" | "tsv" | "snap")
+        ) {
+            out.push(p);
+        }
+    }
+}
+
+/// Budgets that make every capture lossy somewhere, and the default.
+const BUDGETS: [usize; 4] = [512, 2048, 8192, 32768];
+
+#[test]
+fn every_fixture_and_capture_is_accounted_for() {
+    let mut files = Vec::new();
+    files_under(&root().join("fixtures"), &mut files);
+    files_under(&root().join("crates/snip-core/tests/fixtures"), &mut files);
+    assert!(files.len() >= 30, "found only {} fixtures", files.len());
+    let store = TempStore::new();
+    let mut failures = Vec::new();
+    let mut markers = 0;
+    for f in &files {
+        let input = std::fs::read(f).expect("fixture");
+        for budget in BUDGETS.into_iter().chain([Config::default().max_bytes]) {
+            match compress_and_check(&input, &Config::with_budget(budget), &store.handle) {
+                Ok((_, c)) => markers += c.markers,
+                Err(e) => failures.push(format!(
+                    "{} at budget {budget}:\n{e}",
+                    f.strip_prefix(root()).unwrap_or(f).display()
+                )),
+            }
+        }
+    }
+    assert!(markers > 100, "only {markers} markers checked");
+    for f in &failures {
+        eprintln!("{f}\n");
+    }
+    assert!(failures.is_empty(), "{} failures", failures.len());
+}
+
+fn text_pieces() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        6 => "[a-z0-9 %|#=>:]{0,40}\n".prop_map(String::into_bytes),
+        2 => "[a-z]{0,300}\n".prop_map(String::into_bytes),
+        1 => Just(b"error: boom\n".to_vec()),
+        1 => Just(b"same line\nsame line\nsame line\n".to_vec()),
+        1 => Just(b"Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n    f()\n".to_vec()),
+        1 => Just(b"ValueError: bad\n".to_vec()),
+        1 => Just(b"\n".to_vec()),
+    ];
+    prop::collection::vec(piece, 0..300).prop_map(|v| v.concat())
+}
+
+fn json_docs() -> impl Strategy<Value = Vec<u8>> {
+    let leaf = prop_oneof![
+        "[a-z ]{0,400}".prop_map(serde_json::Value::from),
+        any::<i32>().prop_map(serde_json::Value::from),
+        Just(serde_json::Value::Null),
+    ];
+    leaf.prop_recursive(4, 200, 12, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..40).prop_map(serde_json::Value::from),
+            prop::collection::btree_map("[a-z]{1,6}", inner, 0..12)
+                .prop_map(|m| { serde_json::Value::Object(m.into_iter().collect()) }),
+        ]
+    })
+    .prop_flat_map(|v| {
+        (Just(v), any::<bool>()).prop_map(|(v, pretty)| {
+            if pretty {
+                serde_json::to_vec_pretty(&v).expect("json")
+            } else {
+                serde_json::to_vec(&v).expect("json")
+            }
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    #[test]
+    fn text_outputs_are_accounted_for(input in text_pieces(), budget in 256usize..4096) {
+        let store = TempStore::new();
+        let r = compress_and_check(&input, &Config::with_budget(budget), &store.handle);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    #[test]
+    fn json_outputs_are_accounted_for(input in json_docs(), budget in 256usize..4096) {
+        let store = TempStore::new();
+        let r = compress_and_check(&input, &Config::with_budget(budget), &store.handle);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+}
