@@ -27,16 +27,16 @@ pub fn normalize(path: &Path) -> PathBuf {
 }
 
 /// Creates `dir` (and missing parents) with mode 0700, then checks it: it must be a
-/// real directory (not a symlink) owned by this user, and not writable by others (who
-/// could then swap its files; group write is left alone, as `umask 002` gives it).
+/// real directory (not a symlink, not `/`) owned by this user, and writable by no one
+/// else (group or other write would let another user swap its files).
 /// With `tighten` (a directory snip made for itself, like `objects/`), group and other
 /// bits are cleared to 0700; without it (the
 /// directory the user named, which may be `$HOME` or a shared one) its mode is never
 /// changed: files in it are 0600 and originals sit in the 0700 `objects/`.
 ///
 /// # Errors
-/// [`StoreError::Refused`] for a symlink, a non-directory, a foreign owner or (without
-/// `tighten`) a directory others can write to; [`StoreError::Io`] when it cannot be
+/// [`StoreError::Refused`] for `/`, a symlink, a non-directory, a foreign owner or
+/// (without `tighten`) a directory group or others can write to; [`StoreError::Io`] when it cannot be
 /// created or inspected.
 pub fn ensure_private_dir(dir: &Path, tighten: bool) -> Result<(), StoreError> {
     let md = match fs::symlink_metadata(dir) {
@@ -55,6 +55,9 @@ pub fn ensure_private_dir(dir: &Path, tighten: bool) -> Result<(), StoreError> {
         path: dir.to_path_buf(),
         reason,
     };
+    if dir.parent().is_none() {
+        return Err(refuse("it is the root directory".into()));
+    }
     if md.file_type().is_symlink() {
         return Err(refuse("it is a symlink".into()));
     }
@@ -71,9 +74,9 @@ pub fn ensure_private_dir(dir: &Path, tighten: bool) -> Result<(), StoreError> {
     if tighten && md.mode() & 0o077 != 0 {
         fs::set_permissions(dir, fs::Permissions::from_mode(DIR_MODE))
             .ctx("set mode 0700 on", dir)?;
-    } else if !tighten && md.mode() & 0o002 != 0 {
+    } else if !tighten && md.mode() & 0o022 != 0 {
         return Err(refuse(format!(
-            "other users can write to it (mode {:04o})",
+            "other users can write to it (mode {:04o}; chmod go-w it)",
             md.mode() & 0o7777
         )));
     }
@@ -91,6 +94,37 @@ pub fn open_private_file(path: &Path) -> Result<File, StoreError> {
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)
         .ctx("open", path)?;
+    check_private(&f, path)?;
+    Ok(f)
+}
+
+/// Opens (creating with mode 0600) a store file for appending or locking, without
+/// following a symlink, and checks it as [`open_private_file`] does: a regular file
+/// owned by this user, not readable or writable by others. A file that fails the
+/// check (planted by another user, or made readable to others) is refused, never
+/// written.
+///
+/// # Errors
+/// [`StoreError::Io`] or [`StoreError::Refused`].
+pub fn open_rw_create(path: &Path, append: bool) -> Result<File, StoreError> {
+    let mut o = OpenOptions::new();
+    o.read(true)
+        .create(true)
+        .mode(FILE_MODE)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    if append {
+        o.append(true);
+    } else {
+        o.write(true);
+    }
+    let f = o.open(path).ctx("open", path)?;
+    check_private(&f, path)?;
+    Ok(f)
+}
+
+/// Refuses an open store file that is not a regular file owned by this user with no
+/// group or other permission bits.
+fn check_private(f: &File, path: &Path) -> Result<(), StoreError> {
     let md = f.metadata().ctx("inspect", path)?;
     let refuse = |reason: String| StoreError::Refused {
         path: path.to_path_buf(),
@@ -104,27 +138,11 @@ pub fn open_private_file(path: &Path) -> Result<File, StoreError> {
     }
     if md.mode() & 0o077 != 0 {
         return Err(refuse(format!(
-            "its mode is {:04o}, readable by others (chmod 600 it)",
+            "its mode is {:04o}, open to others (chmod 600 it)",
             md.mode() & 0o7777
         )));
     }
-    Ok(f)
-}
-
-/// Opens (creating with mode 0600) a store file for appending or locking, without
-/// following a symlink.
-pub fn open_rw_create(path: &Path, append: bool) -> Result<File, StoreError> {
-    let mut o = OpenOptions::new();
-    o.read(true)
-        .create(true)
-        .mode(FILE_MODE)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
-    if append {
-        o.append(true);
-    } else {
-        o.write(true);
-    }
-    o.open(path).ctx("open", path)
+    Ok(())
 }
 
 /// Milliseconds since the Unix epoch (0 for times before it).

@@ -1,8 +1,10 @@
 //! The savings ledger: one JSON line per rewrite, in `<store>/ledger.jsonl`.
 //!
-//! A row is appended with one `write(2)` on a file opened `O_APPEND`, so rows from
-//! many processes never interleave. When the file passes [`LEDGER_ROTATE_BYTES`] it is
-//! renamed to `ledger.jsonl.1` (replacing the previous one) under the store lock.
+//! A row is appended under the store lock on a file opened `O_APPEND` and checked
+//! like every store file (no symlink, owned by the user, mode 0600), so rows from many
+//! processes never interleave; a write that fails part-way is cut back, so the file
+//! holds whole rows only. When the file passes [`LEDGER_ROTATE_BYTES`] it is renamed
+//! to `ledger.jsonl.1` (replacing the previous one) under the same lock.
 //! Reading takes `ledger.jsonl.1` then `ledger.jsonl` and skips lines that do not
 //! parse (counted in [`Stats::unreadable_rows`]); a row appended to one cut short by
 //! a crash (no newline between them) is still read.
@@ -217,23 +219,37 @@ impl Store {
 
     /// Appends `row` to the ledger, rotating it past 5 MiB.
     ///
+    /// Whole rows or none: the append is made under the store lock, and when the
+    /// write fails part-way (a full disk, a file-size limit) the file is cut back to
+    /// its length before it, so a half-written row never reaches the file to swallow
+    /// the next one. A file left without its final newline (by a writer killed
+    /// mid-row, or an older version) gets one before the row, so the new row stays
+    /// whole and on its own line.
+    ///
     /// # Errors
-    /// [`StoreError::Io`] when the ledger cannot be opened or written.
+    /// [`StoreError::Io`] when the ledger cannot be opened or written (nothing of
+    /// the row is left in it), [`StoreError::Refused`] when the ledger or the lock is
+    /// not a private file of this user.
     pub fn try_record(&self, row: &LedgerRow) -> Result<(), StoreError> {
         let path = self.ledger_path();
         let mut line = serde_json::to_vec(row)
             .map_err(|e| StoreError::io("encode a row for", &path, std::io::Error::other(e)))?;
         line.push(b'\n');
+        let _lock = self.lock()?;
         let mut f = fsutil::open_rw_create(&path, true)?;
-        f.write_all(&line).ctx("append to", &path)?;
-        let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let before = f.metadata().ctx("inspect", &path)?.len();
+        if before > 0 && !ends_with_newline(&f, before) {
+            line.insert(0, b'\n');
+        }
+        if let Err(e) = f.write_all(&line) {
+            // Cut back whatever part of the row reached the file.
+            let _ = f.set_len(before);
+            return Err(StoreError::io("append to", &path, e));
+        }
+        let size = before + line.len() as u64;
         drop(f);
         if size > LEDGER_ROTATE_BYTES {
-            let _lock = self.lock()?;
-            // Another process may have rotated it meanwhile.
-            if std::fs::metadata(&path).is_ok_and(|m| m.len() > LEDGER_ROTATE_BYTES) {
-                std::fs::rename(&path, self.dir().join("ledger.jsonl.1")).ctx("rotate", &path)?;
-            }
+            std::fs::rename(&path, self.dir().join("ledger.jsonl.1")).ctx("rotate", &path)?;
         }
         Ok(())
     }
@@ -342,5 +358,16 @@ mod tests {
         let loss = Stats::from_rows(&[row(10, 12, false)], None, |_| true);
         assert_eq!(loss.bytes_saved, -2);
         assert!(loss.percent_saved < 0.0);
+    }
+}
+
+/// Whether the byte at `len - 1` of `f` is a newline (`true` when it cannot be read:
+/// an extra newline would only add a blank line, which readers skip).
+fn ends_with_newline(f: &std::fs::File, len: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut b = [0u8; 1];
+    match f.read_at(&mut b, len - 1) {
+        Ok(1) => b[0] == b'\n',
+        _ => true,
     }
 }

@@ -67,7 +67,7 @@ fn an_existing_readable_directory_keeps_its_mode_and_its_originals_are_private()
 #[test]
 fn a_directory_others_can_write_to_is_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    for m in [0o777, 0o1777, 0o703] {
+    for m in [0o777, 0o1777, 0o703, 0o770, 0o775, 0o720] {
         let dir = tmp.path().join(format!("shared-{m:o}"));
         fs::create_dir(&dir).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(m)).unwrap();
@@ -139,13 +139,13 @@ fn a_foreign_owned_store_directory_is_refused() {
         d
     } else {
         // Not root: a root-owned directory is foreign.
-        std::path::PathBuf::from("/")
+        std::path::PathBuf::from("/usr")
     };
     let err = Store::open(&StoreOptions::in_dir(&dir)).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, StoreError::Refused { .. }), "{msg}");
     assert!(msg.contains("owned by uid"), "{msg}");
-    if dir != std::path::Path::new("/") {
+    if dir != std::path::Path::new("/usr") {
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
     }
 }
@@ -296,4 +296,46 @@ fn caps_are_enforced_oldest_first() {
         kept[first_kept..].iter().all(|&k| k),
         "eviction is oldest first: {kept:?}"
     );
+}
+
+#[test]
+fn the_root_directory_is_refused_as_a_store() {
+    let err = Store::open(&StoreOptions::in_dir("/")).unwrap_err();
+    assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+    assert!(err.to_string().contains("root directory"), "{err}");
+    assert!(!std::path::Path::new("/objects").exists());
+}
+
+/// The ledger and the lock are opened with the checks the object files get: a file
+/// open to others or owned by someone else is refused and never written.
+#[test]
+fn a_ledger_or_lock_not_private_is_refused_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::open(&StoreOptions::in_dir(&dir)).unwrap();
+    let row = snip_store::LedgerRow::context_summary("test", 10, 5, 1);
+    store.try_record(&row).unwrap();
+    let ledger = dir.join("ledger.jsonl");
+    let good = fs::read(&ledger).unwrap();
+
+    fs::set_permissions(&ledger, fs::Permissions::from_mode(0o644)).unwrap();
+    let err = store.try_record(&row).unwrap_err();
+    assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+    assert_eq!(fs::read(&ledger).unwrap(), good, "a row was appended");
+    fs::set_permissions(&ledger, fs::Permissions::from_mode(0o600)).unwrap();
+
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(&ledger, Some(65534), Some(65534)).unwrap();
+        let err = store.try_record(&row).unwrap_err();
+        assert!(err.to_string().contains("owned by uid 65534"), "{err}");
+        assert_eq!(fs::read(&ledger).unwrap(), good, "a row was appended");
+        std::os::unix::fs::chown(&ledger, Some(0), Some(0)).unwrap();
+    }
+
+    let lock = dir.join("lock");
+    fs::set_permissions(&lock, fs::Permissions::from_mode(0o666)).unwrap();
+    let err = store.try_record(&row).unwrap_err();
+    assert!(matches!(err, StoreError::Refused { .. }), "{err}");
+    assert!(err.to_string().contains("lock"), "{err}");
+    assert_eq!(fs::read(&ledger).unwrap(), good, "a row was appended");
 }
