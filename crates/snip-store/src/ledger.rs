@@ -319,6 +319,17 @@ impl Store {
     }
 }
 
+/// Whether the byte at `len - 1` of `f` is a newline (`true` when it cannot be read:
+/// an extra newline would only add a blank line, which readers skip).
+fn ends_with_newline(f: &std::fs::File, len: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut b = [0u8; 1];
+    match f.read_at(&mut b, len - 1) {
+        Ok(1) => b[0] == b'\n',
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,16 +369,5 @@ mod tests {
         let loss = Stats::from_rows(&[row(10, 12, false)], None, |_| true);
         assert_eq!(loss.bytes_saved, -2);
         assert!(loss.percent_saved < 0.0);
-    }
-}
-
-/// Whether the byte at `len - 1` of `f` is a newline (`true` when it cannot be read:
-/// an extra newline would only add a blank line, which readers skip).
-fn ends_with_newline(f: &std::fs::File, len: u64) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut b = [0u8; 1];
-    match f.read_at(&mut b, len - 1) {
-        Ok(1) => b[0] == b'\n',
-        _ => true,
     }
 }
