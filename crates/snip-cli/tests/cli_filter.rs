@@ -442,3 +442,32 @@ fn a_bad_flag_is_one_line_with_the_usage() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).lines().count() > 10);
 }
+
+/// Fail open under a memory limit: with `ulimit -v 40000` a 17 MB input cannot be
+/// held, and it comes out unchanged with status 0 instead of nothing with status 2.
+#[test]
+fn an_input_too_large_for_the_memory_limit_passes_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = Vec::new();
+    let mut i = 0u64;
+    while input.len() < 17 << 20 {
+        i += 1;
+        input.extend_from_slice(format!("worker {} processed item {i}\n", i % 7).as_bytes());
+    }
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg("ulimit -v 40000; exec \"$0\"")
+        .arg(env!("CARGO_BIN_EXE_snip"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SNIP_STORE_DIR", dir.path());
+    let out = pipe(cmd, &input);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(
+        out.stdout == input || (!out.stdout.is_empty() && out.stdout.len() < input.len()),
+        "{} bytes out of {}: {err}",
+        out.stdout.len(),
+        input.len()
+    );
+}

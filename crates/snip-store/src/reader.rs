@@ -36,6 +36,39 @@ pub enum Compressed {
         /// Bytes written to `out`.
         output_bytes: u64,
     },
+    /// Reading the input failed part-way (out of memory under `ulimit -v`, a read
+    /// error) and the input was passed through to `out` unchanged (flushed): what was
+    /// read, then the rest in fixed-size pieces, needing no more memory (fail open).
+    PassedThrough {
+        /// Bytes written to `out`.
+        output_bytes: u64,
+        /// Why, in one line.
+        why: String,
+    },
+}
+
+/// Fails open after reading failed part-way: writes what was read and the rest of
+/// `input` to `out`. With `stream_ok` false (the caller needs the whole input in
+/// memory) the read error is returned instead.
+fn pass_through(
+    e: std::io::Error,
+    buf: Vec<u8>,
+    mut input: impl Read,
+    out: &mut dyn Write,
+    stream_ok: bool,
+) -> Result<Compressed, ReadError> {
+    if !stream_ok {
+        return Err(ReadError::Read(e));
+    }
+    out.write_all(&buf).map_err(ReadError::Write)?;
+    let first = buf.len() as u64;
+    drop(buf);
+    let rest = std::io::copy(&mut input, out).map_err(ReadError::Write)?;
+    out.flush().map_err(ReadError::Write)?;
+    Ok(Compressed::PassedThrough {
+        output_bytes: first + rest,
+        why: e.to_string(),
+    })
 }
 
 /// Why [`compress_reader`] stopped.
@@ -66,10 +99,12 @@ pub fn compress_reader(
     stream_ok: bool,
 ) -> Result<Compressed, ReadError> {
     let mut buf = Vec::with_capacity(READ_CAPACITY);
-    (&mut input)
+    if let Err(e) = (&mut input)
         .take(IN_MEMORY_MAX as u64 + 1)
         .read_to_end(&mut buf)
-        .map_err(ReadError::Read)?;
+    {
+        return pass_through(e, buf, input, out, stream_ok);
+    }
     // A JSON document past the cap: read it whole (up to a larger cap) so that
     // `json-fields` can elide inside it; a stream could only pass it through.
     let mut cap = IN_MEMORY_MAX;
@@ -77,10 +112,12 @@ pub fn compress_reader(
         && stream_ok
         && snip_core::rules::json_fields::opens_multiline_document(&buf)
     {
-        (&mut input)
+        if let Err(e) = (&mut input)
             .take((DOCUMENT_IN_MEMORY_MAX - buf.len()) as u64 + 1)
             .read_to_end(&mut buf)
-            .map_err(ReadError::Read)?;
+        {
+            return pass_through(e, buf, input, out, stream_ok);
+        }
         cap = DOCUMENT_IN_MEMORY_MAX;
     }
     if buf.len() > cap && stream_ok && config.enabled {
@@ -111,7 +148,9 @@ pub fn compress_reader(
         return Ok(Compressed::Streamed { output_bytes });
     }
     if buf.len() > IN_MEMORY_MAX {
-        input.read_to_end(&mut buf).map_err(ReadError::Read)?;
+        if let Err(e) = input.read_to_end(&mut buf) {
+            return pass_through(e, buf, input, out, stream_ok);
+        }
     }
     Ok(Compressed::InMemory(Box::new(compress_recorded(
         &buf, config, store, source,

@@ -88,6 +88,10 @@ pub fn compress_reader(
             })?;
     let outcome = match compressed {
         snip_store::Compressed::Streamed { .. } => return Ok(()),
+        snip_store::Compressed::PassedThrough { why, .. } => {
+            eprintln!("snip: reading input: {why}; the input passed through unchanged");
+            return Ok(());
+        }
         snip_store::Compressed::InMemory(outcome) => outcome,
     };
     if let Some(why) = &outcome.failed_open {
