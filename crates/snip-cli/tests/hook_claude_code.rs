@@ -523,3 +523,60 @@ fn pre_tool_use_wraps_bash_without_approving_it() {
                       "tool_input": {"file_path": "/x"}});
     assert_eq!(reply(&store, &read), json!({}));
 }
+
+/// When the store cannot keep an original, the output reaches the model whole; the
+/// hook tells the user through Claude Code's `systemMessage`, once per session.
+#[test]
+fn a_store_that_cannot_keep_originals_is_told_once_per_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A store directory others can write to is refused: the store is unavailable.
+    let store = tmp.path().join("shared");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::set_permissions(&store, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let told = tmp.path().join("tmp");
+    std::fs::create_dir(&told).unwrap();
+    let big: String = (0..5000).map(|i| format!("row {i:06} ok\n")).collect();
+    let payload = |session: &str| {
+        let mut p = post(
+            "Bash",
+            json!({"stdout": big, "stderr": "", "interrupted": false}),
+        );
+        p["session_id"] = session.into();
+        p
+    };
+    let run = |p: &Value| -> Value {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
+            .args(["hook", "claude-code"])
+            .env("SNIP_STORE_DIR", &store)
+            .env("TMPDIR", &told)
+            .env_remove("SNIP_STORE")
+            .env_remove("SNIP_MAX_BYTES")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(p.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let first = run(&payload("a"));
+    let msg = first["systemMessage"].as_str().expect("a systemMessage");
+    assert!(
+        msg.contains("could not keep") && msg.contains("other users can write"),
+        "{msg}"
+    );
+    assert!(
+        run(&payload("a")).get("systemMessage").is_none(),
+        "told twice"
+    );
+    assert!(
+        run(&payload("b"))["systemMessage"].is_string(),
+        "a new session is told"
+    );
+}

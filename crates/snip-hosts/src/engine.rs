@@ -29,7 +29,24 @@ pub fn compress_within(input: &[u8], source: &str, max_bytes: usize) -> Outcome 
     let Ok(config) = crate::common::core_config() else {
         return Outcome::unchanged(input);
     };
-    snip_store::compress_recorded(input, &within(&config, max_bytes), store(), source)
+    let config = within(&config, max_bytes);
+    let outcome = snip_store::compress_recorded(input, &config, store(), source);
+    if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
+        if outcome.output.len() > config.max_bytes {
+            let _ = NOT_KEPT.set(reason.clone());
+        }
+    }
+    outcome
+}
+
+/// Why the store could not keep an original this process needed kept (so the output
+/// stayed over the budget), the first time it happened.
+static NOT_KEPT: OnceLock<String> = OnceLock::new();
+
+/// The reason the store could not keep an original during this process, when that
+/// left an output over the budget (only lossless rules applied); `None` otherwise.
+pub fn store_failure() -> Option<&'static str> {
+    NOT_KEPT.get().map(String::as_str)
 }
 
 /// `config` with its budget lowered to `max_bytes` (never raised), and the head, tail
