@@ -150,11 +150,24 @@ def _store_opts() -> dict[str, str]:
         return {}
 
 
+#: Whether this process has logged that the store could not keep an original.
+_told_store_failure = False
+
+
 def _compress(text: str, source: str, **opts: Any) -> str | None:
     """The compressed text, or ``None`` when nothing changed."""
+    global _told_store_failure
     receipt = snip._core().compress(text, source=source, **_store_opts(), **opts)
     if receipt.get("failed_open"):
         logger.debug("snip: %s failed open: %s", source, receipt["failed_open"])
+    if receipt.get("retention") == "failed" and not _told_store_failure:
+        # Said once per process: the output reached the model uncompressed.
+        _told_store_failure = True
+        logger.warning(
+            "snip: the store of originals could not keep an output (%s); only lossless "
+            "rules applied. Fix the store or set SNIP_STORE=0.",
+            receipt.get("retention_error"),
+        )
     if not receipt.get("changed"):
         return None
     out = receipt.get("output")

@@ -321,3 +321,19 @@ def test_restore_tool_pages_tile_and_keep_tokens_whole(store: Path) -> None:
                 start = page["next"]
                 pages += 1
             assert got[:stop] == raw[:stop] and len(got) - stop < 1024, (trial, cap, pages)
+
+
+def test_a_store_that_cannot_keep_originals_is_logged_once(
+    store: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from snip import hermes
+
+    store.mkdir(parents=True)
+    store.chmod(0o777)  # refused: others can write to it
+    monkeypatch.setattr(hermes, "_told_store_failure", False)
+    caplog.set_level("WARNING", logger="snip.hermes")
+    hermes._compress(BIG, "hermes:terminal")
+    hermes._compress(BIG, "hermes:terminal")
+    told = [r for r in caplog.records if "could not keep" in r.getMessage()]
+    assert len(told) == 1, caplog.text
+    assert "other users can write" in told[0].getMessage()
