@@ -471,3 +471,39 @@ fn an_input_too_large_for_the_memory_limit_passes_through() {
         input.len()
     );
 }
+
+/// A Ctrl-C passed on to a command that ignores it: the command's own status (0) is
+/// reported, not 130.
+#[test]
+fn run_reports_the_status_of_a_command_that_ignored_the_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "trap '' INT; seq 1 3000; touch {}; sleep 1; exit 0",
+        ready.display()
+    );
+    let started = std::time::Instant::now();
+    let child = snip(dir.path())
+        .args(["run", "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !ready.exists() {
+        assert!(started.elapsed().as_secs() < 30, "never ready");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("3000\n"));
+}

@@ -8,8 +8,9 @@
 //!
 //! Interrupted (SIGINT, SIGTERM or SIGHUP to `snip run`): the signal is passed on to
 //! the command's process, snip waits for the command to exit, prints the compressed
-//! output collected so far as on a normal exit, and exits with 128+N for the signal N
-//! it received.
+//! output collected so far as on a normal exit, and exits with the command's status:
+//! 128+N when the signal N ended it, the command's own code when it handled or ignored
+//! the signal and exited.
 
 use anyhow::Result;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -87,10 +88,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Err(e);
         }
     }
-    Ok(ExitCode::from(match received {
-        Some(sig) => (128 + sig).min(255) as u8,
-        None => exit_code(&status),
-    }))
+    // The command's own status even when a signal was passed on: one the command
+    // handled or ignored, exiting 0 afterwards, must not be reported as a failure (a
+    // command the signal ended exits 128+N by `exit_code`).
+    let _ = received;
+    Ok(ExitCode::from(exit_code(&status)))
 }
 
 /// Passes SIGINT, SIGTERM and SIGHUP received by snip on to the command (its pid;
