@@ -6,7 +6,8 @@
 #   2. cargo test for every crate except the Python module (which maturin builds),
 #      cargo doc with warnings as errors, and the README's first set-up command
 #      (`cargo run -p snip-cli -- demo`)
-#   3. every scripts/test-*.sh: integration tests against the real hosts (Hermes
+#   3. a fuzz smoke (scripts/fuzz.sh --smoke: each target at most 20 s, fixed seed)
+#      and every scripts/test-*.sh: integration tests against the real hosts (Hermes
 #      Agent, the Python MCP client, OpenCode), each installing what it needs into a
 #      project-local, git-ignored directory that later runs reuse
 #
@@ -48,6 +49,7 @@ run "README: cargo run -p snip-cli -- demo" \
 
 if [ "${1:-}" != "--quick" ]; then
     cargo build --locked -p snip-cli -p snip-bench >/dev/null
+    run "scripts/fuzz.sh --smoke" bash scripts/fuzz.sh --smoke
     for s in scripts/test-*.sh; do
         run "$s" bash "$s"
     done

@@ -1,0 +1,60 @@
+//! The compress pipeline (text, JSON, diff, terminal output) with a real store.
+//!
+//! Input: one byte choosing the budget, then the tool output. Invariants: no panic
+//! (the engine's own catch would hide one, so a failed-open call is a finding), never
+//! larger, the accounting invariant with every restore call answered by the store
+//! (`snip_testkit::check_accounting`), deterministic, idempotent, valid JSON stays
+//! valid JSON, a unified diff under `diff-protect` comes out byte-identical, and
+//! memory bounded per input byte (checked by libFuzzer's `-rss_limit_mb`, and by
+//! `-malloc_limit_mb` per allocation, as scripts/fuzz.sh sets them).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use snip_core::Config;
+use std::sync::OnceLock;
+
+fn store() -> &'static snip_testkit::TempStore {
+    static S: OnceLock<snip_testkit::TempStore> = OnceLock::new();
+    S.get_or_init(snip_testkit::TempStore::new)
+}
+
+/// Checks that a harness run can skip while an issue is open, named in
+/// `SNIP_FUZZ_SKIP` (comma-separated: `accounting`, `idempotence`, `json`).
+fn skip(what: &str) -> bool {
+    std::env::var("SNIP_FUZZ_SKIP").is_ok_and(|v| v.split(',').any(|s| s == what))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&b, input)) = data.split_first() else {
+        return;
+    };
+    let budget = 128 + (b as usize) * 64; // 128 B .. ~16 KiB
+    let cfg = Config::with_budget(budget);
+    let s = &store().handle;
+    let a = snip_store::compress_recorded(input, &cfg, s, "fuzz");
+    assert!(a.failed_open.is_none(), "failed open: {:?}", a.failed_open);
+    assert!(a.output.len() <= input.len(), "output grew");
+    if !a.changed {
+        assert_eq!(a.output, input);
+    }
+    let b2 = snip_store::compress_recorded(input, &cfg, s, "fuzz");
+    assert_eq!(a.output, b2.output, "not deterministic");
+    if !skip("accounting") {
+        if let Err(e) = snip_testkit::check_accounting(input, &a.output, s) {
+            panic!("accounting: {e}");
+        }
+    }
+    if !skip("idempotence") {
+        let again = snip_core::compress(&a.output, &cfg, &mut snip_core::NoStore);
+        assert!(again.output == a.output, "not idempotent");
+    }
+    if !skip("json") && serde_json::from_slice::<serde_json::Value>(input).is_ok() {
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(&a.output).is_ok(),
+            "valid JSON came out invalid"
+        );
+    }
+    if input.starts_with(b"diff --git ") && a.rules.iter().any(|r| r.id == "diff-protect") {
+        assert_eq!(a.output, input, "a diff was modified");
+    }
+});
