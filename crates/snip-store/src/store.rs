@@ -380,7 +380,10 @@ impl Store {
         Ok(out)
     }
 
+    /// Under the lock: re-derives the usage counters from `objects/`, first removing
+    /// temp files of dead writers (killed mid-write), which no counter includes.
     fn scan_usage(&self) -> Result<Usage, StoreError> {
+        self.remove_stale_temps();
         let found = self.scan()?;
         Ok(Usage {
             entries: found.len() as u64,
@@ -399,6 +402,7 @@ impl Store {
         max_entries: u64,
         max_bytes: u64,
     ) -> Result<(u64, u64, Usage), StoreError> {
+        self.remove_stale_temps();
         let mut found = self.scan()?;
         found.sort_by(|a, b| a.mtime.cmp(&b.mtime).then_with(|| a.name.cmp(&b.name)));
         let mut entries = found.len() as u64;

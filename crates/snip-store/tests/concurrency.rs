@@ -317,3 +317,30 @@ fn a_writer_killed_mid_write_leaves_no_visible_partial_entry() {
         .to_string_lossy()
         .starts_with(".tmp-")));
 }
+
+/// Temp files of killed writers count against no cap: a write that re-derives the
+/// usage (every 256 puts or 10 minutes, and every eviction) removes them, so they do
+/// not pile up until `snip gc`.
+#[test]
+fn a_dead_writers_temp_file_is_removed_by_a_later_write() {
+    let (_tmp, store) = common::temp_store(|_| {});
+    store.put(b"first original").unwrap();
+    let objects = store.dir().join("objects");
+    let dead = objects.join(".tmp-killed");
+    std::fs::write(&dead, vec![b'x'; 1 << 20]).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&dead)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    // Ten minutes later: the usage record is due for a rescan.
+    std::fs::write(
+        store.dir().join("lock"),
+        r#"{"entries":1,"bytes":100,"scanned_ms":0,"puts":1}"#,
+    )
+    .unwrap();
+    store.put(b"second original").unwrap();
+    assert!(!dead.exists(), "the dead writer's temp file is still there");
+}
