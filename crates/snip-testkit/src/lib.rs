@@ -135,11 +135,14 @@ pub fn check_accounting(
             }
         }
         if let (Some((la, lb)), Some((ba, bb))) = (m.lines, m.bytes) {
-            // A line cut by head-tail-elide gives lines a-a and bytes inside it.
-            let cut = la == lb
-                && lines
-                    .bytes_of(la, lb)
-                    .is_some_and(|(s, e)| s <= ba && bb <= e);
+            // A line cut by head-tail-elide gives lines a-b with bytes starting inside
+            // line a and ending inside line b (its rest, and any whole lines after).
+            let cut = match (lines.bytes_of(la, la), lines.bytes_of(lb, lb)) {
+                (Some((sa, ea)), Some((sb, eb))) => {
+                    sa <= ba && ba < ea.max(sa + 1) && sb < bb.max(sb + 1) && bb <= eb
+                }
+                _ => false,
+            };
             if !cut && lines.bytes_of(la, lb) != Some((ba, bb)) {
                 errors.push(format!(
                     "marker {:?}: lines {la}-{lb} are bytes {:?} of the original, the marker says bytes {ba}-{bb}",

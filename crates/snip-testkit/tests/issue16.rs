@@ -134,3 +134,11 @@ fn item12_idempotent_with_raw_cr() {
         String::from_utf8_lossy(&twice)
     );
 }
+
+/// A gap marker that starts inside a cut line and runs over whole lines after it:
+/// `lines 16-19` with the bytes from the cut in line 16 to the end of line 19.
+#[test]
+fn a_cut_line_marker_over_following_lines_is_accounted_for() {
+    let input = include_bytes!("regressions/cut-line-then-whole-lines.txt");
+    check(input, 1802).unwrap();
+}
