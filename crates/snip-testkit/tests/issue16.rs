@@ -142,3 +142,28 @@ fn a_cut_line_marker_over_following_lines_is_accounted_for() {
     let input = include_bytes!("regressions/cut-line-then-whole-lines.txt");
     check(input, 1802).unwrap();
 }
+
+/// Found by the `stream` fuzz target: a gap marker's byte count is computed as
+/// `end - start` with `start > end` (an inverted range; a panic with overflow checks,
+/// a wrapped count without). Input: the fuzz target's form (budget byte, chunking
+/// seed byte, then the stream).
+#[test]
+#[ignore = "issue 16 item 11: the stream path computes an inverted gap range (stream.rs: `e - s` underflows)"]
+fn item11_stream_gap_range_is_not_inverted() {
+    let data = include_bytes!("regressions/stream-gap-underflow.bin");
+    let cfg = Config::with_budget(128 + data[0] as usize * 64);
+    let input = &data[2..];
+    let run = |chunk: usize| {
+        let mut s = snip_core::stream::StreamCompressor::new(&cfg);
+        let mut out = Vec::new();
+        for c in input.chunks(chunk) {
+            s.push(c, &mut out).unwrap();
+        }
+        s.finish(&mut out).unwrap();
+        out
+    };
+    let whole = run(input.len());
+    for chunk in [1, 7, 97] {
+        assert_eq!(run(chunk), whole, "chunks of {chunk}");
+    }
+}
