@@ -53,7 +53,7 @@ export RUSTFLAGS="-Cpasses=sancov-module \
  -Cllvm-args=-sanitizer-coverage-trace-compares \
  --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
 # --target keeps these flags off build scripts and proc macros.
-cargo build --release --locked --quiet --manifest-path fuzz/Cargo.toml \
+cargo build --release --quiet --manifest-path fuzz/Cargo.toml \
     --target "$host" --target-dir fuzz/target
 bin=fuzz/target/$host/release
 
