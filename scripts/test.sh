@@ -4,7 +4,8 @@
 #   1. cargo fmt --check, cargo clippy (all targets, warnings are errors; this also
 #      checks the declared minimum Rust version: clippy's incompatible_msrv lint)
 #   2. cargo test for every crate except the Python module (which maturin builds),
-#      and the README's first set-up command (`cargo run -p snip-cli -- demo`)
+#      cargo doc with warnings as errors, and the README's first set-up command
+#      (`cargo run -p snip-cli -- demo`)
 #   3. a fuzz smoke (scripts/fuzz.sh --smoke: a fixed seed and run count per target)
 #      and every scripts/test-*.sh: integration tests against the real hosts (Hermes
 #      Agent, the Python MCP client, OpenCode), each installing what it needs into a
