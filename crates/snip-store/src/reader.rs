@@ -36,9 +36,9 @@ pub enum Compressed {
         /// Bytes written to `out`.
         output_bytes: u64,
     },
-    /// Reading the input failed part-way (out of memory under `ulimit -v`, a read
-    /// error) and the input was passed through to `out` unchanged (flushed): what was
-    /// read, then the rest in fixed-size pieces, needing no more memory (fail open).
+    /// The input could not be held in memory (out of memory under `ulimit -v`) and
+    /// was passed through to `out` unchanged (flushed): what was read, then the rest
+    /// in fixed-size pieces, needing no more memory (fail open).
     PassedThrough {
         /// Bytes written to `out`.
         output_bytes: u64,
@@ -47,9 +47,9 @@ pub enum Compressed {
     },
 }
 
-/// Fails open after reading failed part-way: writes what was read and the rest of
-/// `input` to `out`. With `stream_ok` false (the caller needs the whole input in
-/// memory) the read error is returned instead.
+/// Fails open when the input could not be held in memory: writes what was read and
+/// the rest of `input` to `out`. Any other read error, and any error with `stream_ok`
+/// false (the caller needs the whole input in memory), is returned instead.
 fn pass_through(
     e: std::io::Error,
     buf: Vec<u8>,
@@ -57,7 +57,7 @@ fn pass_through(
     out: &mut dyn Write,
     stream_ok: bool,
 ) -> Result<Compressed, ReadError> {
-    if !stream_ok {
+    if !stream_ok || e.kind() != std::io::ErrorKind::OutOfMemory {
         return Err(ReadError::Read(e));
     }
     out.write_all(&buf).map_err(ReadError::Write)?;
