@@ -54,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
             "valid JSON came out invalid"
         );
     }
-    if input.starts_with(b"diff --git ") && a.rules.iter().any(|r| r.id == "diff-protect") {
+    if input.starts_with(b"diff --git ") && a.rules.iter().any(|r| r.id.to_string() == "diff-protect") {
         assert_eq!(a.output, input, "a diff was modified");
     }
 });

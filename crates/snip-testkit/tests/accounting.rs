@@ -29,6 +29,13 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Captures that fail the check today because of an open engine bug: reported, not
+/// fatal, and each must still fail (remove it here once fixed).
+const KNOWN: &[(&str, &str)] = &[(
+    "corpus-new/bootstrap-min-css-notty.txt",
+    "issue 16 item 12: a cut long line's marker range overlaps the shown tail by one byte",
+)];
+
 /// Budgets that make every capture lossy somewhere, and the default.
 const BUDGETS: [usize; 4] = [512, 2048, 8192, 32768];
 
@@ -41,15 +48,22 @@ fn every_fixture_and_capture_is_accounted_for() {
     let store = TempStore::new();
     let mut failures = Vec::new();
     let mut markers = 0;
+    let mut known_seen = Vec::new();
     for f in &files {
         let input = std::fs::read(f).expect("fixture");
         for budget in BUDGETS.into_iter().chain([Config::default().max_bytes]) {
             match compress_and_check(&input, &Config::with_budget(budget), &store.handle) {
                 Ok((_, c)) => markers += c.markers,
-                Err(e) => failures.push(format!(
-                    "{} at budget {budget}:\n{e}",
-                    f.strip_prefix(root()).unwrap_or(f).display()
-                )),
+                Err(e) => {
+                    let name = f.strip_prefix(root()).unwrap_or(f).display().to_string();
+                    match KNOWN.iter().find(|(k, _)| name.ends_with(k)) {
+                        Some((k, why)) => {
+                            eprintln!("known ({why}): {name} at budget {budget}");
+                            known_seen.push(*k);
+                        }
+                        None => failures.push(format!("{name} at budget {budget}:\n{e}")),
+                    }
+                }
             }
         }
     }
@@ -58,6 +72,12 @@ fn every_fixture_and_capture_is_accounted_for() {
         eprintln!("{f}\n");
     }
     assert!(failures.is_empty(), "{} failures", failures.len());
+    for (k, _) in KNOWN {
+        assert!(
+            known_seen.contains(k),
+            "{k} passes now: remove it from KNOWN"
+        );
+    }
 }
 
 fn text_pieces() -> impl Strategy<Value = Vec<u8>> {
