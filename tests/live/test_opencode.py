@@ -75,7 +75,9 @@ def run_session(env: Env, opencode: str, *, install: bool) -> tuple[ScriptedMode
         run = subprocess.run(
             [opencode, "run", "work through the script", "--model", "scripted/m"],
             cwd=env.project, capture_output=True, text=True, timeout=300,
-            env={**env.vars, "XDG_CACHE_HOME": str(cache)},
+            env={**env.vars, "XDG_CACHE_HOME": str(cache), "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                 "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+                 "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1"},
         )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     assert not model.errors, model.errors
