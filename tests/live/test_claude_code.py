@@ -233,3 +233,20 @@ def test_install_uninstall_byte_identical(env: Env) -> None:
         r = env.snip_run(*args)
         assert r.returncode == 0, r.stderr
     assert settings.read_text() == before and mcp.read_text() == mcp_before
+
+
+def test_project_scope_names_snip_on_path(env: Env) -> None:
+    """Files meant to be committed name `snip`, not this machine's path, when the
+    `snip` on PATH is this binary; the closing hint names the scope."""
+    bindir = env.root / "bin"
+    bindir.mkdir()
+    (bindir / "snip").symlink_to(env.snip)
+    env.vars["PATH"] = f"{bindir}:{env.vars.get('PATH', '')}"
+    r = env.snip_run("install", "claude-code", "--scope", "project")
+    assert r.returncode == 0, r.stderr
+    settings = json.loads((env.project / ".claude" / "settings.json").read_text())
+    hook = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert hook == "snip hook claude-code"
+    assert json.loads((env.project / ".mcp.json").read_text())["mcpServers"]["snip"]["command"] == "snip"
+    assert "found on PATH" in r.stdout
+    assert "`snip uninstall claude-code --scope project`" in r.stdout
