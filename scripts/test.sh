@@ -43,8 +43,8 @@ run "cargo doc" env RUSTDOCFLAGS="-D warnings" \
     cargo doc --no-deps --workspace --exclude snip-py --locked --quiet
 # The README's first set-up command, as written (debug build: the binary is built
 # already; the store is off so the run leaves nothing behind).
-run "README: cargo build -p snip-cli && snip demo" \
-    env SNIP_STORE=0 bash -c 'cargo build --quiet --locked -p snip-cli && target/debug/snip demo --lines 1 && test -x target/debug/snip-bench'
+run "README: cargo build -p snip-cli -p snip-bench && snip demo" \
+    env SNIP_STORE=0 bash -c 'cargo build --quiet --locked -p snip-cli -p snip-bench && target/debug/snip demo --lines 1 && test -x target/debug/snip-bench'
 
 if [ "${1:-}" != "--quick" ]; then
     cargo build --locked -p snip-cli -p snip-bench >/dev/null
