@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Env, ScriptedModel, by_id, restore_calls
+from conftest import Env, ScriptedModel, by_id, restore_calls, tool_results
 
 RESTORE = "snip_snip_restore"
+#: Small enough that a restored page (~8 KB) is over it.
+BUDGET = 4096
 ERROR_LINE = "2026-11-30T12:00:00Z ERROR db: connection refused (code=57P01) while saving order 4242"
 
 
@@ -53,6 +55,18 @@ def config(base_url: str) -> str:
     }, indent=2) + "\n"
 
 
+def bash_restore(body: dict[str, Any]) -> dict[str, Any]:
+    """The model runs `snip restore '<the marker's call>' --raw` through bash."""
+    for text in reversed(list(tool_results(body).values())):
+        calls = [c for c in restore_calls(text) if c[1].get("mode") == "lines"]
+        if calls:
+            a = calls[0][1]
+            call = f'{RESTORE}(id="{a["id"]}", mode="lines", start={a["start"]}, end={a["end"]})'
+            cmd = f"{os.environ['SNIP_BIN']} restore '{call}' --raw"
+            return {"tool_calls": [{"name": "bash", "arguments": {"command": cmd, "description": "restore"}}]}
+    return {"text": "no marker found"}
+
+
 def run_session(env: Env, opencode: str, *, install: bool) -> tuple[ScriptedModel, Path]:
     log = make_log(env.project)
     subprocess.run(["git", "init", "-q", "."], cwd=env.project, check=True)
@@ -62,6 +76,7 @@ def run_session(env: Env, opencode: str, *, install: bool) -> tuple[ScriptedMode
             "description": "progress loop"}}]},
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"cat {log}", "description": "read the log"}}]},
         {"restore_from_marker": {"tool": RESTORE}},
+        bash_restore,
         {"text": "finished"},
     ]
     with ScriptedModel(turns, record=str(env.root / "requests.jsonl")) as model:
@@ -75,7 +90,7 @@ def run_session(env: Env, opencode: str, *, install: bool) -> tuple[ScriptedMode
         run = subprocess.run(
             [opencode, "run", "work through the script", "--model", "scripted/m"],
             cwd=env.project, capture_output=True, text=True, timeout=300,
-            env={**env.vars, "XDG_CACHE_HOME": str(cache), "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            env={**env.vars, "XDG_CACHE_HOME": str(cache), "SNIP_MAX_BYTES": str(BUDGET), "OPENCODE_DISABLE_MODELS_FETCH": "1",
                  "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
                  "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_SHARE": "1"},
         )
@@ -89,10 +104,10 @@ def test_session_with_snip(env: Env, opencode: str) -> None:
     r = list(by_id(model).values())
     print("opencode with snip: " + ", ".join(str(len(v)) for v in r))
     assert RESTORE in [t["function"]["name"] for t in model.turns()[0]["body"]["tools"]]
-    progress, cat, restored = r[0], r[1], r[2]
+    progress, cat, restored, raw = r[0], r[1], r[2], r[3]
     assert "step 300/300 building" in progress and "step 299/300" not in progress
     assert f"restore: {RESTORE}(id=" in progress
-    assert ERROR_LINE in cat and len(cat) < 25_000 < len(log.read_text())
+    assert ERROR_LINE in cat and len(cat) < BUDGET + 1024 < 25_000 < len(log.read_text())
     assert "output truncated" not in cat
     calls = restore_calls(cat)
     assert calls and calls[0][0] == RESTORE
@@ -100,6 +115,10 @@ def test_session_with_snip(env: Env, opencode: str) -> None:
     assert answer["status"] == "ok" and answer["id"] == calls[0][1]["id"]
     want = "".join(log.read_text().splitlines(keepends=True)[answer["start"] - 1:answer["end"]])
     assert answer["content"] == want and want
+    # `snip restore … --raw` through bash: the original lines, not compressed again
+    assert "[snip: " not in raw and len(raw) > BUDGET
+    first = calls[0][1]["start"]
+    assert "".join(log.read_text().splitlines(keepends=True)[first - 1:first + 20]) in raw
 
 
 def test_session_without_snip_reaches_the_model_raw(env: Env, opencode: str) -> None:
