@@ -5,7 +5,7 @@
 #      checks the declared minimum Rust version: clippy's incompatible_msrv lint)
 #   2. cargo test for every crate except the Python module (which maturin builds),
 #      cargo doc with warnings as errors, and the README's first set-up command
-#      (`cargo run -p snip-cli -- demo`)
+#      (`cargo build -p snip-cli -p snip-bench && snip demo`)
 #   3. a fuzz smoke (scripts/fuzz.sh --smoke: a fixed seed and run count per target)
 #      and every scripts/test-*.sh: integration tests against the real hosts (Hermes
 #      Agent, the Python MCP client, OpenCode), each installing what it needs into a
@@ -44,8 +44,8 @@ run "cargo doc" env RUSTDOCFLAGS="-D warnings" \
     cargo doc --no-deps --workspace --exclude snip-py --locked --quiet
 # The README's first set-up command, as written (debug build: the binary is built
 # already; the store is off so the run leaves nothing behind).
-run "README: cargo run -p snip-cli -- demo" \
-    env SNIP_STORE=0 cargo run --quiet --locked -p snip-cli -- demo --lines 1
+run "README: cargo build -p snip-cli -p snip-bench && snip demo" \
+    env SNIP_STORE=0 bash -c 'cargo build --quiet --locked -p snip-cli -p snip-bench && target/debug/snip demo --lines 1 && test -x target/debug/snip-bench'
 
 if [ "${1:-}" != "--quick" ]; then
     cargo build --locked -p snip-cli -p snip-bench >/dev/null

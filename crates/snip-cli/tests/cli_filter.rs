@@ -227,6 +227,29 @@ fn demo_runs_on_bundled_captures() {
         "{text}"
     );
     assert!(text.contains("git-diff-requests-notty") && text.contains("rules: diff-protect"));
+    assert!(
+        text.contains("restore round trip") && text.contains("identical to the original's: yes"),
+        "{text}"
+    );
+}
+
+#[test]
+fn demo_without_a_store_dir_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let o = snip(dir.path())
+        .arg("demo")
+        .env_remove("SNIP_STORE_DIR")
+        .env("HOME", &home)
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("identical to the original's: yes"), "{text}");
+    assert!(text.contains("temporary store"), "{text}");
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0);
 }
 
 #[test]

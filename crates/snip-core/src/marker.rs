@@ -8,7 +8,12 @@
 //!         / "bytes " S "-" E        ; original byte offsets, 0-based, half-open
 //! retained= "restore: " call        ; the original is in the store
 //!         / "original not retained (" hint ")"
-//! call    = "snip_restore(id=\"sn_…\", mode=\"lines\"|\"bytes\", start=N, end=N)"
+//! call    = name "(id=\"sn_…\", mode=\"lines\"|\"bytes\", start=N, end=N)"
+//! name    = "snip_restore"              ; the tool as the MCP server names it
+//!         / prefix "snip_restore"       ; as a host shows it to the model:
+//!                                       ; "mcp__snip__snip_restore" (Claude Code),
+//!                                       ; "snip_snip_restore" (OpenCode)
+//! prefix  = 1*( ALPHA / DIGIT / "_" / "-" ) ending in "_"
 //! ```
 //!
 //! Numbers are plain decimal integers (no separators). A marker is always one line.
@@ -214,6 +219,23 @@ impl RestoreCall {
     }
 }
 
+/// The tool name every restore call ends with.
+pub const RESTORE_TOOL: &str = "snip_restore";
+
+/// The text after `NAME(` of a restore call, where NAME is `snip_restore` or a host's
+/// name for it (any prefix of letters, digits, `_` and `-` ending in `_`, e.g.
+/// `mcp__snip__snip_restore`). `None` when `call` does not start with such a name.
+pub fn strip_call_name(call: &str) -> Option<&str> {
+    let (name, rest) = call.split_once('(')?;
+    let prefix = name.strip_suffix(RESTORE_TOOL)?;
+    let ok = prefix.is_empty()
+        || (prefix.ends_with('_')
+            && prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+    ok.then_some(rest)
+}
+
 /// Appends `t` kept on one line: control characters become spaces.
 fn push_sanitized(s: &mut String, t: &str) {
     if t.chars().any(char::is_control) {
@@ -272,7 +294,7 @@ pub fn parse(line: &str) -> Option<ParsedMarker> {
         } else if let Some(r) = p.strip_prefix("bytes ") {
             m.bytes = Some(parse_range(r)?);
         } else if let Some(call) = p.strip_prefix("restore: ") {
-            let rest = call.strip_prefix("snip_restore(id=\"")?;
+            let rest = strip_call_name(call)?.strip_prefix("id=\"")?;
             let id: String = rest.chars().take_while(|c| *c != '"').collect();
             if !id.starts_with("sn_") || !call.ends_with(')') {
                 return None;
@@ -308,7 +330,8 @@ pub enum CallValue {
 }
 
 /// Parses a restore call as markers quote it ([`RestoreCall::render`]), e.g.
-/// `snip_restore(id="sn_…", mode="lines", start=201, end=7940)`, calling
+/// `snip_restore(id="sn_…", mode="lines", start=201, end=7940)` (or a host's name for
+/// the tool, see [`strip_call_name`]), calling
 /// `arg(key, value)` for each `key=value` argument in order. String values use `\"`
 /// and `\\` escapes; whitespace around arguments is ignored. Which keys exist and
 /// what they mean is the caller's (the store's request, a benchmark's check).
@@ -321,9 +344,7 @@ pub fn parse_restore_call(
     call: &str,
     mut arg: impl FnMut(&str, CallValue) -> Result<(), String>,
 ) -> Result<(), String> {
-    let body = call
-        .trim()
-        .strip_prefix("snip_restore(")
+    let body = strip_call_name(call.trim())
         .and_then(|b| b.strip_suffix(')'))
         .ok_or(
             "a restore call looks like snip_restore(id=\"sn_…\", mode=\"bytes\", start=0, end=100)",
@@ -464,5 +485,33 @@ mod tests {
         assert!(parse("[snip: x]").is_none());
         assert!(parse("hello").is_none());
         assert!(parse("[snip: a · Rule · lossless]").is_none());
+    }
+}
+
+#[cfg(test)]
+mod host_tool_names {
+    use super::{parse, strip_call_name};
+
+    #[test]
+    fn every_host_name_parses() {
+        for name in [
+            "snip_restore",
+            "mcp__snip__snip_restore",
+            "snip_snip_restore",
+        ] {
+            let line = format!(
+                "[snip: 9 lines · head-tail-elide · lines 2-10 · restore: {name}(id=\"sn_ab\", mode=\"lines\", start=2, end=10)]"
+            );
+            let m = parse(&line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(m.id.as_deref(), Some("sn_ab"));
+        }
+        for bad in [
+            "restore(",
+            "xsnip_restore(",
+            "mcp snip_restore(",
+            "snip_restore",
+        ] {
+            assert!(strip_call_name(bad).is_none(), "{bad}");
+        }
     }
 }

@@ -30,10 +30,24 @@ async function filter(tool: string, text: string): Promise<string> {
   }
 }
 
+/** True when a shell command runs `snip restore` (a word whose last path component is
+ * `snip`, quotes aside, followed by `restore`): restored bytes are never compressed
+ * again. */
+function runsSnipRestore(command: unknown): boolean {
+  if (typeof command !== "string") return false
+  const words = command
+    .split(/[\s;&|()`]+/)
+    .map((w) => w.replace(/^['"]+|['"]+$/g, ""))
+    .filter((w) => w.length > 0)
+  return words.some((w, i) => words[i + 1] === "restore" && w.split("/").pop() === "snip")
+}
+
 export const SnipPlugin = async () => ({
-  "tool.execute.after": async (input: { tool: string }, output: any) => {
-    // snip's own MCP tools (`snip_snip_restore`, `snip_snip_stats`) are never rewritten.
+  "tool.execute.after": async (input: { tool: string; args?: any }, output: any) => {
+    // snip's own MCP tools (`snip_snip_restore`, `snip_snip_stats`) are never rewritten,
+    // nor is the output of a `snip restore` command.
     if (input.tool.startsWith("snip_snip_")) return
+    if (input.tool === "bash" && runsSnipRestore(input.args?.command)) return
     if (typeof output?.output === "string") {
       output.output = await filter(input.tool, output.output)
     } else if (Array.isArray(output?.content)) {

@@ -29,9 +29,14 @@ pub const MAX_PERSISTED_BYTES: u64 = 32 * 1024 * 1024;
 /// Prefix of the tools snip's own MCP server exposes; never rewritten.
 const OWN_MCP_PREFIX: &str = "mcp__snip__";
 
+/// `snip_restore` as Claude Code shows it to the model (`mcp__<server>__<tool>`, the
+/// server installed as `snip`): the name markers quote in this host.
+pub const RESTORE_TOOL: &str = "mcp__snip__snip_restore";
+
 /// Answers one hook payload (the JSON Claude Code writes on stdin). `None` means
 /// "no change": the caller prints `{}`.
 pub fn respond(payload: &Value) -> Option<Value> {
+    engine::set_restore_tool(RESTORE_TOOL);
     match payload.get("hook_event_name")?.as_str()? {
         "PostToolUse" => post_tool_use(payload),
         "PreToolUse" => pre_tool_use(payload, &std::env::current_exe().ok()?),
@@ -44,6 +49,9 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
     let tool = payload.get("tool_name")?.as_str()?;
     if tool.starts_with(OWN_MCP_PREFIX) {
         return None;
+    }
+    if matches!(tool, "Bash" | "PowerShell") && runs_snip_restore(bash_command(payload)) {
+        return None; // restored bytes reach the model as they are, never compressed again
     }
     let response = payload.get("tool_response")?;
     let source = format!("claude-code:{tool}");
@@ -299,6 +307,9 @@ pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value
     {
         return None;
     }
+    if runs_snip_restore(command) {
+        return None;
+    }
     let exe = snip_exe.to_str()?;
     let prefix = format!("{} run -- ", shell_quote(exe));
     if command.starts_with(&prefix) {
@@ -315,6 +326,30 @@ pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value
             "updatedInput": updated,
         }
     }))
+}
+
+/// The `command` of a Bash payload's `tool_input` ("" when absent).
+fn bash_command(payload: &Value) -> &str {
+    payload
+        .pointer("/tool_input/command")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// True when `command` runs `snip restore` (a word whose last path component is
+/// `snip`, quotes aside, followed by `restore`), also inside `snip run -- bash -c '…'`.
+/// Its output is an original snip already gave back: compressing it again would hide
+/// it behind a new marker. Conservative: a false positive only leaves an output as it
+/// is.
+pub fn runs_snip_restore(command: &str) -> bool {
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`'))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .any(|w| w[1] == "restore" && w[0].rsplit('/').next() == Some("snip"))
 }
 
 /// True when some simple command in `command` starts with a stateful builtin, or the
@@ -463,6 +498,33 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(out.stdout, b"echo 'a' \"b\" $HOME");
+    }
+
+    #[test]
+    fn restore_commands_pass_through() {
+        for cmd in [
+            "snip restore 'snip_restore(id=\"sn_1\", mode=\"full\")' --raw",
+            "/opt/bin/snip restore sn_1 --lines 3:9",
+            "cd x && \"/opt/my dir/snip\" restore sn_1",
+            "'/opt/snip' run -- bash -c 'snip restore sn_1 --raw'",
+        ] {
+            assert!(runs_snip_restore(cmd), "{cmd}");
+            let p = json!({"hook_event_name":"PostToolUse","tool_name":"Bash",
+                "tool_input":{"command":cmd},
+                "tool_response":{"stdout":"x\n".repeat(40_000),"stderr":"","interrupted":false}});
+            assert!(post_tool_use(&p).is_none(), "{cmd}");
+        }
+        for cmd in [
+            "cargo test",
+            "echo restore",
+            "snipper restore",
+            "git restore .",
+        ] {
+            assert!(!runs_snip_restore(cmd), "{cmd}");
+        }
+        let p = json!({"hook_event_name":"PreToolUse","tool_name":"Bash",
+            "tool_input":{"command":"snip restore sn_1 --raw"}});
+        assert!(pre_tool_use(&p, std::path::Path::new("/opt/snip")).is_none());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! of an original, and summarize the ledger.
 
 use serde_json::{json, Value};
-use snip_core::{Config, Outcome};
+use snip_core::{Config, Outcome, Retention};
 use snip_store::{RestoreRequest, StoreHandle};
 use std::sync::OnceLock;
 
@@ -30,11 +30,15 @@ pub fn compress_within(input: &[u8], source: &str, max_bytes: usize) -> Outcome 
         return Outcome::unchanged(input);
     };
     let config = within(&config, max_bytes);
-    let outcome = snip_store::compress_recorded(input, &config, store(), source);
+    let mut outcome = snip_store::compress_recorded(input, &config, store(), source);
     if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
         if outcome.output.len() > config.max_bytes {
             let _ = NOT_KEPT.set(reason.clone());
         }
+    }
+    if let (Some(tool), Some(Retention::Retained { id })) = (RESTORE_TOOL.get(), &outcome.retention)
+    {
+        outcome.output = name_restore_tool(&outcome.output, id, tool);
     }
     outcome
 }
@@ -47,6 +51,47 @@ static NOT_KEPT: OnceLock<String> = OnceLock::new();
 /// left an output over the budget (only lossless rules applied); `None` otherwise.
 pub fn store_failure() -> Option<&'static str> {
     NOT_KEPT.get().map(String::as_str)
+}
+
+/// The restore tool's name as this process's host shows it to the model (see
+/// [`set_restore_tool`]); unset: `snip_restore`, the MCP server's own name.
+static RESTORE_TOOL: OnceLock<&'static str> = OnceLock::new();
+
+/// Makes the markers of this process quote `tool` instead of `snip_restore`, e.g.
+/// `mcp__snip__snip_restore` in Claude Code. The first call wins.
+pub fn set_restore_tool(tool: &'static str) {
+    let _ = RESTORE_TOOL.set(tool);
+}
+
+/// `output` with the restore calls that quote this outcome's store id renamed to
+/// `tool`, plain (`snip_restore(id="sn_…"`) and JSON-escaped (`snip_restore(id=\"sn_…\"`).
+/// Only calls naming this fresh id are touched, so text of the original that happens
+/// to quote other restore calls stays as it was.
+fn name_restore_tool(output: &[u8], id: &str, tool: &str) -> Vec<u8> {
+    let pairs = [
+        (
+            format!("snip_restore(id=\"{id}\""),
+            format!("{tool}(id=\"{id}\""),
+        ),
+        (
+            format!("snip_restore(id=\\\"{id}\\\""),
+            format!("{tool}(id=\\\"{id}\\\""),
+        ),
+    ];
+    let mut out = Vec::with_capacity(output.len() + 64);
+    let mut i = 0;
+    'scan: while i < output.len() {
+        for (from, to) in &pairs {
+            if output[i..].starts_with(from.as_bytes()) {
+                out.extend_from_slice(to.as_bytes());
+                i += from.len();
+                continue 'scan;
+            }
+        }
+        out.push(output[i]);
+        i += 1;
+    }
+    out
 }
 
 /// `config` with its budget lowered to `max_bytes` (never raised), and the head, tail
@@ -102,5 +147,33 @@ pub fn stats() -> Value {
             json!({ "status": "unavailable", "note": "the store is off (SNIP_STORE=0)" })
         }
         StoreHandle::Unavailable(why) => json!({ "status": "unavailable", "note": why }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_restore_tool;
+
+    #[test]
+    fn renames_only_this_outcomes_calls() {
+        let out = concat!(
+            "a\n[snip: x · head-tail-elide · restore: snip_restore(id=\"sn_1\", mode=\"full\")]\n",
+            "\"[snip: y · json-fields · restore: snip_restore(id=\\\"sn_1\\\", mode=\\\"full\\\")]\"\n",
+            "quoted by the original: snip_restore(id=\"sn_2\", mode=\"full\")\n",
+        );
+        let got = String::from_utf8(name_restore_tool(
+            out.as_bytes(),
+            "sn_1",
+            "mcp__snip__snip_restore",
+        ))
+        .unwrap();
+        assert_eq!(
+            got,
+            concat!(
+                "a\n[snip: x · head-tail-elide · restore: mcp__snip__snip_restore(id=\"sn_1\", mode=\"full\")]\n",
+                "\"[snip: y · json-fields · restore: mcp__snip__snip_restore(id=\\\"sn_1\\\", mode=\\\"full\\\")]\"\n",
+                "quoted by the original: snip_restore(id=\"sn_2\", mode=\"full\")\n",
+            )
+        );
     }
 }

@@ -150,7 +150,11 @@ impl ServerHandler for SnipServer {
             .with_instructions(
                 "snip shortens tool outputs and keeps every original. When a tool output \
                  contains a [snip: …] marker, call snip_restore with the marker's restore \
-                 call to get the removed part back.",
+                 call to get the removed part back. The marker names the tool as your host \
+                 shows it (mcp__snip__snip_restore in Claude Code, snip_snip_restore in \
+                 OpenCode). If the tool is deferred (listed by name only), load it first \
+                 with your host's tool search (in Claude Code: ToolSearch with query \
+                 \"select:mcp__snip__snip_restore\").",
             )
     }
 

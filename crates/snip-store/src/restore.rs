@@ -129,7 +129,8 @@ impl RestoreRequest {
 
 impl RestoreRequest {
     /// Parses a restore call as markers quote it, e.g.
-    /// `snip_restore(id="sn_…", mode="lines", start=201, end=7940)` (also with
+    /// `snip_restore(id="sn_…", mode="lines", start=201, end=7940)`, or with a host's
+    /// name for the tool such as `mcp__snip__snip_restore(…)` (also with
     /// `field="/a/0/b"`, `query="…"`, `max_bytes=N`, `context=N`). String values use
     /// `\"` and `\\` escapes; whitespace around arguments is ignored.
     ///
@@ -1209,6 +1210,22 @@ mod tests {
                     assert_eq!(ix.line_of(at), n);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod host_tool_names {
+    use super::RestoreRequest;
+
+    #[test]
+    fn a_hosts_name_for_the_tool_parses() {
+        let plain =
+            RestoreRequest::from_call(r#"snip_restore(id="sn_a", mode="lines", start=2, end=4)"#)
+                .unwrap();
+        for name in ["mcp__snip__snip_restore", "snip_snip_restore"] {
+            let call = format!(r#"{name}(id="sn_a", mode="lines", start=2, end=4)"#);
+            assert_eq!(RestoreRequest::from_call(&call).unwrap(), plain);
         }
     }
 }

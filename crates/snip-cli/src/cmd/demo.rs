@@ -1,8 +1,10 @@
 //! `snip demo`: the main job on real captures bundled into the binary.
 //!
 //! For each capture: bytes before → after, the rules that fired, and a short excerpt of
-//! what the model would read; then the totals. Originals go to the configured store
-//! (so the restore calls printed in the markers work), tagged `demo` in the ledger.
+//! what the model would read; then the totals and one restore round trip (the lines a
+//! marker elided, back from the store, compared with the original). Originals go to a
+//! temporary store removed at the end, or to `SNIP_STORE_DIR` when it is set (tagged
+//! `demo` in its ledger).
 
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -71,7 +73,17 @@ pub const CAPTURES: &[(&str, &str, &[u8])] = &[
 /// Runs the demo.
 pub fn run(args: Args) -> Result<ExitCode> {
     let config = crate::common::core_config()?;
-    let store = snip_store::open_from_env();
+    // A temporary store unless the user named one: the demo leaves nothing behind.
+    let tmp = match std::env::var_os("SNIP_STORE_DIR") {
+        Some(_) => None,
+        None => Some(tempfile::tempdir()?),
+    };
+    let store = snip_store::StoreHandle::from_lookup(|k| match (k, &tmp) {
+        ("SNIP_STORE_DIR", Some(t)) => Some(t.path().display().to_string()),
+        _ => std::env::var(k).ok(),
+    });
+    // The first marker that names original lines, for the closing round trip.
+    let mut round_trip: Option<(String, String, &'static [u8])> = None;
     let mut out = String::new();
     let (mut before, mut after) = (0usize, 0usize);
     let mut shown = 0;
@@ -81,6 +93,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         shown += 1;
         let o = snip_store::compress_recorded(bytes, &config, &store, "demo");
+        if round_trip.is_none() {
+            round_trip = String::from_utf8_lossy(&o.output)
+                .lines()
+                .filter_map(snip_core::marker::parse)
+                .find(|m| {
+                    m.lines.is_some()
+                        && m.call
+                            .as_deref()
+                            .is_some_and(|c| c.contains("mode=\"lines\""))
+                })
+                .and_then(|m| Some((name.to_string(), m.call?, *bytes)));
+        }
         before += bytes.len();
         after += o.output.len();
         let pct = 100.0 * (1.0 - o.output.len() as f64 / bytes.len() as f64);
@@ -141,8 +165,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
         group(after),
         100.0 * (1.0 - after as f64 / before.max(1) as f64)
     );
-    if let Some(s) = store.store() {
-        let _ = writeln!(out, "originals kept in {}; get any elided part back with the restore call its marker quotes, e.g. `snip restore ID --lines A:B`", s.dir().display());
+    if let (Some(s), Some((name, call, original))) = (store.store(), &round_trip) {
+        // One restore round trip: the lines a marker elided, back from the store.
+        if let Ok(req) = snip_store::RestoreRequest::from_call(call) {
+            let resp = s.restore(&req);
+            let got = resp.content.as_deref().unwrap_or("");
+            let (a, b) = (resp.start.unwrap_or(1), resp.end.unwrap_or(0));
+            let want: String = String::from_utf8_lossy(original)
+                .split_inclusive('\n')
+                .skip(a.saturating_sub(1) as usize)
+                .take((b + 1).saturating_sub(a) as usize)
+                .collect();
+            let _ = writeln!(out, "\nrestore round trip ({name}): {call}");
+            let _ = writeln!(
+                out,
+                "   lines {a}-{b}: {} bytes back, identical to the original's: {}",
+                group(got.len()),
+                if got == want { "yes" } else { "NO" }
+            );
+        }
+    }
+    match (&tmp, store.store()) {
+        (Some(_), Some(_)) => {
+            let _ = writeln!(out, "(originals were kept in a temporary store, removed now; set SNIP_STORE_DIR to keep them)");
+        }
+        (None, Some(s)) => {
+            let _ = writeln!(out, "originals kept in {}; get any elided part back with the restore call its marker quotes", s.dir().display());
+        }
+        _ => {}
     }
     crate::common::print(out)?;
     Ok(ExitCode::SUCCESS)

@@ -105,11 +105,16 @@ fn tell_once(
     Some(reply)
 }
 
+/// `snip_restore` as OpenCode shows it to the model (`<server>_<tool>`, the server
+/// installed as `snip`): the name markers quote in this host.
+const OPENCODE_RESTORE_TOOL: &str = "snip_snip_restore";
+
 /// Filters one OpenCode tool output. Invalid UTF-8, errors and panics echo the input.
 fn opencode_filter(tool: &str) -> Result<ExitCode> {
     let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     std::io::stdin().lock().read_to_end(&mut input)?;
     let source = format!("opencode:{tool}");
+    engine::set_restore_tool(OPENCODE_RESTORE_TOOL);
     let output = std::panic::catch_unwind(|| engine::compress(&input, &source))
         .ok()
         .filter(|o| o.changed)

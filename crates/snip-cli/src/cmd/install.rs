@@ -42,9 +42,37 @@ pub fn snip_exe() -> Result<PathBuf> {
     Ok(exe.canonicalize().unwrap_or(exe))
 }
 
+/// The command the configs of `scope` name: for `project` (files meant to be
+/// committed), the bare name `snip` when the `snip` found first on `PATH` is this very
+/// binary, so no machine's absolute path lands in the repository; else the absolute
+/// path. The second value says whether the bare name was chosen.
+fn config_exe(scope: Scope, exe: PathBuf) -> (PathBuf, bool) {
+    if scope != Scope::Project {
+        return (exe, false);
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("snip"))
+            .find(|p| p.is_file())
+    });
+    match on_path.and_then(|p| p.canonicalize().ok()) {
+        Some(found) if found == exe => (PathBuf::from("snip"), true),
+        _ => (exe, false),
+    }
+}
+
+/// ` --scope project` / ` --scope local` (nothing for the default scope).
+pub fn scope_flag(scope: Scope) -> &'static str {
+    match scope {
+        Scope::User => "",
+        Scope::Project => " --scope project",
+        Scope::Local => " --scope local",
+    }
+}
+
 /// Runs `snip install`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let exe = snip_exe()?;
+    let (exe, by_name) = config_exe(args.scope, snip_exe()?);
     let changes = match args.host {
         HostName::ClaudeCode => claude_install::plan_install(args.scope, args.wrap_bash, &exe)?,
         HostName::Opencode => {
@@ -67,9 +95,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|p| format!("updated {}\n", p.display()))
         .collect();
+    if by_name {
+        text.push_str(
+            "the config runs `snip` by name (found on PATH), so the files can be committed\n",
+        );
+    } else if args.scope == Scope::Project {
+        text.push_str(&format!(
+            "the config runs {} (no `snip` on PATH is this binary): \
+             others who use these files need snip at that path\n",
+            exe.display()
+        ));
+    }
     if !args.dry_run {
         text.push_str(&format!(
-            "snip is installed for {host}; `snip uninstall {host}` removes it\n"
+            "snip is installed for {host}; `snip uninstall {host}{}` removes it\n",
+            scope_flag(args.scope)
         ));
     }
     crate::common::print(text)?;

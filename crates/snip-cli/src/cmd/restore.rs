@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 /// The request the flags describe.
 fn request(args: &Args) -> Result<RestoreRequest> {
-    let mut req = if args.id.trim_start().starts_with("snip_restore(") {
+    let mut req = if snip_core::marker::strip_call_name(args.id.trim_start()).is_some() {
         parse_call(&args.id)?
     } else {
         RestoreRequest {
