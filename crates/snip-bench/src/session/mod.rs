@@ -50,10 +50,10 @@ pub struct Args {
     #[arg(long, default_value_t = 0.10)]
     pub cached_share: f64,
     /// `batch` of the snip strategy.
-    #[arg(long, default_value_t = snip_context::settings::DEFAULT_BATCH)]
+    #[arg(long, default_value_t = 10)]
     pub batch: usize,
     /// `keep_last` of both compressing strategies.
-    #[arg(long, default_value_t = snip_context::settings::DEFAULT_KEEP_LAST)]
+    #[arg(long, default_value_t = 20)]
     pub keep_last: usize,
     /// Also measure snip with batch 1, 2, 5, 10, 15, 20 and 30 (at `--keep-last`), and
     /// with keep_last 4, 6, 8, 10, 12, 16 and 20 (at `--batch`).
@@ -79,8 +79,8 @@ impl Default for Args {
             host_cap: 30_000,
             price_per_mtok: 2.50,
             cached_share: 0.10,
-            batch: snip_context::settings::DEFAULT_BATCH,
-            keep_last: snip_context::settings::DEFAULT_KEEP_LAST,
+            batch: 10,
+            keep_last: 20,
             sweep: false,
             summary_only: false,
             markdown: false,
@@ -577,7 +577,7 @@ fn measure(sessions: &Sessions, strategy: &Strategy, tokens: &mut TokenCounter) 
                 batch, keep_last, ..
             } => {
                 let settings = ContextSettings {
-                    batch: *batch,
+                    batch: Some(*batch),
                     keep_last: *keep_last,
                     ..ContextSettings::default()
                 };
