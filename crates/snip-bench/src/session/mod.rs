@@ -35,6 +35,11 @@ pub struct Args {
     /// of the longest one).
     #[arg(long, value_delimiter = ',', default_values_t = [30, 60, 100, 150, 200, 300])]
     pub lengths: Vec<usize>,
+    /// Also measure the pass (on per-result-compressed results) at keep_last 3, 4, 8
+    /// and 12, and with 10 or 100 expected calls instead of the learned number: the
+    /// sweep the defaults were chosen from.
+    #[arg(long)]
+    pub sweep: bool,
     /// Print Markdown tables.
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
@@ -48,6 +53,7 @@ impl Default for Args {
         Args {
             seeds: 5,
             lengths: vec![30, 60, 100, 150, 200, 300],
+            sweep: false,
             markdown: false,
             json: false,
         }
@@ -664,7 +670,7 @@ enum Policy {
     ClearToolUses { trigger: u64, keep: usize },
 }
 
-fn policies() -> Vec<(String, Policy)> {
+fn policies(sweep: bool) -> Vec<(String, Policy)> {
     let new = ContextSettings::default();
     let old = ContextSettings {
         keep_last: 20,
@@ -675,7 +681,7 @@ fn policies() -> Vec<(String, Policy)> {
         batch: Some(1),
         ..ContextSettings::default()
     };
-    vec![
+    let mut v = vec![
         ("no compression".into(), Policy::None),
         ("per-result compression only".into(), Policy::PerResult),
         (
@@ -713,7 +719,45 @@ fn policies() -> Vec<(String, Policy)> {
                 keep: 3,
             },
         ),
-    ]
+    ];
+    if sweep {
+        let tuned = |label: String, settings: ContextSettings| {
+            (
+                label,
+                Policy::Pass {
+                    settings,
+                    per_result: true,
+                },
+            )
+        };
+        for keep_last in [3, 4, 8, 12] {
+            v.push(tuned(
+                format!("sweep: per-result + pass, keep {keep_last}"),
+                ContextSettings {
+                    keep_last,
+                    ..ContextSettings::default()
+                },
+            ));
+        }
+        for e in [10, 100] {
+            v.push(tuned(
+                format!("sweep: per-result + pass, {e} expected calls"),
+                ContextSettings {
+                    expected_calls: Some(e),
+                    ..ContextSettings::default()
+                },
+            ));
+        }
+        v.push(tuned(
+            "sweep: per-result + pass, keep 20, batch 10".into(),
+            ContextSettings {
+                keep_last: 20,
+                batch: Some(10),
+                ..ContextSettings::default()
+            },
+        ));
+    }
+    v
 }
 
 /// o200k_base counts of message texts, each distinct text counted once.
@@ -873,7 +917,7 @@ struct Report {
 
 fn sweep(args: &Args) -> Result<Report, String> {
     let max = *args.lengths.iter().max().unwrap_or(&2);
-    let pol = policies();
+    let pol = policies(args.sweep);
     let mut tokens = TokenCounter::default();
     let mut cells = Vec::new();
     for family in ["bench", "realistic"] {
