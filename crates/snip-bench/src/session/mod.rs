@@ -1276,10 +1276,15 @@ mod tests {
         let new = &report.policies[3];
         let t = report.ratios("realistic", new, |c| c.tokens as f64);
         assert!(median(t.iter().map(|x| x.1).collect()) <= 0.5);
+        let clear = &report.policies[6];
+        assert!(clear.starts_with("clear_tool_uses"));
         for k in 0..PROVIDERS.len() {
             let c = report.ratios("realistic", new, |c| c.cost[k]);
-            assert!(median(c.iter().map(|x| x.1).collect()) < 1.0);
+            let m = median(c.iter().map(|x| x.1).collect());
+            assert!(m < 1.0);
             assert!(c.iter().all(|x| x.1 <= 1.0), "{c:?}");
+            let cl = report.ratios("realistic", clear, |c| c.cost[k]);
+            assert!(m < median(cl.iter().map(|x| x.1).collect()));
         }
     }
 }
