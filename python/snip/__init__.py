@@ -146,15 +146,18 @@ def compress_messages(messages: list[Any], **settings: Any) -> list[Any]:
     Keeps the last ``keep_last`` tool results whole and replaces each older tool
     result of at least ``min_chars`` characters with a one-line summary that names the
     tool, its outcome, its size, its first and last meaningful line and the store id
-    to restore it. Results leave the protected window in batches of ``batch``, and a
-    summary is byte-identical on every later call, so a provider's prompt cache keeps
+    to restore it. Older results are released only when that pays at the provider's
+    cache prices (the release rule of ``docs/context.md``), and a summary is
+    byte-identical on every later call, so a provider's prompt cache keeps
     the prefix. System, user and assistant text is never touched.
 
     ``messages`` is an OpenAI chat (``role: "tool"`` with ``tool_call_id``) or
     Anthropic messages (``tool_use`` / ``tool_result`` blocks) list. Settings:
     ``format`` (``"openai"``, ``"anthropic"`` or ``"auto"``, the default), and the
     ``SNIP_CONTEXT_*`` variables in lower case without the prefix: ``enabled``,
-    ``keep_last`` (20), ``min_messages`` (16), ``min_chars`` (300), ``batch`` (10);
+    ``keep_last`` (6), ``min_messages`` (16), ``min_chars`` (300), ``batch`` (unset:
+    the release rule; a number: a fixed batch), ``cache_write_pct`` (125),
+    ``cache_read_pct`` (10), ``expected_calls`` (unset: learned);
     store variables (``store_dir=...``); and ``source``, the savings ledger's label
     for the request (default ``"python:context"``; one row per request that changed).
 

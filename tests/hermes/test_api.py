@@ -99,7 +99,7 @@ def test_restore_round_trip(store: Path) -> None:
 def test_config_lists_every_setting(store: Path) -> None:
     c = snip.config()
     assert c["SNIP_MAX_BYTES"] == "24576"
-    assert c["SNIP_CONTEXT_KEEP_LAST"] == "20"
+    assert c["SNIP_CONTEXT_KEEP_LAST"] == "6"
     assert c["SNIP_STORE_DIR"] == str(store)  # a path, usable as one
     assert snip.config(max_bytes=4096)["SNIP_MAX_BYTES"] == "4096"
 

@@ -85,6 +85,10 @@ fn snip_context(store: &Path, args: &[&str], env: &[(&str, &str)], input: &[u8])
         .env_clear()
         .env("HOME", store)
         .env("SNIP_STORE_DIR", store)
+        // The windows these tests count are the fixed-batch rule's (keep 20, batch 10);
+        // the cache-aware default is tested in snip-context.
+        .env("SNIP_CONTEXT_KEEP_LAST", "20")
+        .env("SNIP_CONTEXT_BATCH", "10")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

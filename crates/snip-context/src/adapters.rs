@@ -12,7 +12,7 @@ use std::collections::HashMap;
 #[derive(Debug, Clone)]
 pub(crate) struct Slot {
     /// Index of its message in `messages`.
-    msg: usize,
+    pub msg: usize,
     /// Index of its `tool_result` block in the message's content (Anthropic).
     block: Option<usize>,
     /// Its text, when the content is a string or a non-empty list of text blocks
@@ -28,6 +28,8 @@ pub(crate) struct Slot {
     pub tool: String,
     /// The host's error flag (`is_error`), when it has one.
     pub is_error: Option<bool>,
+    /// The call it answers: the tool's name and arguments, when found.
+    pub call: crate::digest::Call,
 }
 
 /// Finds the format from the messages' tool shapes.
@@ -127,6 +129,7 @@ fn scan_openai(list: &[Value]) -> Result<Vec<Slot>, Skip> {
             cache_control,
             tool: tool_label(name, args),
             is_error: None,
+            call: crate::digest::Call::new(name, args),
         });
     }
     Ok(slots)
@@ -174,7 +177,9 @@ fn scan_anthropic(list: &[Value]) -> Result<Vec<Slot>, Skip> {
                         list,
                         cache_control,
                         tool: tool_label(name, input),
-                        is_error: b.get("is_error").and_then(Value::as_bool),
+                        // The API's default is `false`: a host flags failures.
+                        is_error: Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
+                        call: crate::digest::Call::new(name, input),
                     });
                 }
                 _ => {}
@@ -185,7 +190,9 @@ fn scan_anthropic(list: &[Value]) -> Result<Vec<Slot>, Skip> {
 }
 
 /// The text of a content value: a string, or a non-empty list of `text` blocks joined
-/// with `\n` (then also the last block's `cache_control`). `None` for anything else.
+/// with `\n` (then also the last block's `cache_control`). `None` for anything else,
+/// and for a list with more than one `cache_control` (folding it into one block would
+/// drop a breakpoint the host set).
 fn content_text(content: Option<&Value>) -> (Option<String>, bool, Option<Value>) {
     match content {
         Some(Value::String(s)) => (Some(s.clone()), false, None),
@@ -199,6 +206,9 @@ fn content_text(content: Option<&Value>) -> (Option<String>, bool, Option<Value>
                     _ => return (None, true, None),
                 }
                 if let Some(cc) = p.get("cache_control") {
+                    if cache_control.is_some() {
+                        return (None, true, None);
+                    }
                     cache_control = Some(cc.clone());
                 }
             }

@@ -9,10 +9,13 @@
 //! Rules (see `docs/context.md`):
 //! - Conversations of fewer than [`ContextSettings::min_messages`] messages pass
 //!   through.
-//! - The newest [`ContextSettings::keep_last`] tool results stay whole. Of the older
-//!   ones, the count that may be summarised is floored to a multiple of
-//!   [`ContextSettings::batch`], so results leave the protected window in batches and
-//!   the request's prefix changes once per batch.
+//! - The newest [`ContextSettings::keep_last`] tool results stay whole. Older ones are
+//!   released (may be summarised) only when it pays at the provider's cache prices:
+//!   the tokens saved on the calls expected to follow must outweigh re-writing the
+//!   request after the first changed result (the release rule, `release.rs`). The rule
+//!   is replayed over the conversation's prefix, so the released count never falls
+//!   and the request between releases only grows at its end. With
+//!   [`ContextSettings::batch`] set, the older fixed-batch rule applies instead.
 //! - Each result that left the window, holds at least
 //!   [`ContextSettings::min_chars`] chars of text, and whose summary is shorter, is
 //!   replaced by a [`summary::Summary`] line, after its text was stored.
@@ -42,6 +45,7 @@
 
 mod adapters;
 pub mod digest;
+mod release;
 pub mod settings;
 pub mod summary;
 
@@ -144,7 +148,7 @@ pub struct ContextReport {
     pub messages: usize,
     /// Tool results in the request.
     pub tool_results: usize,
-    /// Tool results that left the protected window (a multiple of `batch`).
+    /// Oldest tool results released by the release rule (they may be summarised).
     pub left_window: usize,
     /// Results replaced by a summary in this call.
     pub summarised: usize,
@@ -215,6 +219,38 @@ pub fn compress_request(
         },
         Value::Array(_) => compress_messages(request, format, settings, store),
         _ => pass_through(request, Skip::NotARequest, ContextReport::default()),
+    }
+}
+
+/// The pass on a request's JSON text: what a proxy calls for each outgoing request.
+/// `request` is the body of an OpenAI chat-completions or Anthropic messages request
+/// (UTF-8 JSON); the release decision (see `docs/context.md`, "The release rule") is
+/// made inside from the request alone, so no state is kept between calls.
+///
+/// Returns the body to send and the report. When nothing was replaced (including input
+/// that is not JSON, not a request, or malformed: the report says why), the body is
+/// `request` itself, byte for byte; otherwise it is the rewritten request as compact
+/// JSON. Never fails and never panics.
+pub fn compress_request_json<'a>(
+    request: &'a [u8],
+    format: FormatChoice,
+    settings: &ContextSettings,
+    store: &mut StoreFn<'_>,
+) -> (std::borrow::Cow<'a, [u8]>, ContextReport) {
+    let Ok(value) = serde_json::from_slice::<Value>(request) else {
+        let report = ContextReport {
+            skipped: Some(Skip::NotARequest.to_string()),
+            ..ContextReport::default()
+        };
+        return (std::borrow::Cow::Borrowed(request), report);
+    };
+    let out = compress_request(&value, format, settings, store);
+    if !out.changed {
+        return (std::borrow::Cow::Borrowed(request), out.report);
+    }
+    match serde_json::to_vec(&out.request) {
+        Ok(bytes) => (std::borrow::Cow::Owned(bytes), out.report),
+        Err(_) => (std::borrow::Cow::Borrowed(request), out.report),
     }
 }
 
@@ -295,28 +331,55 @@ fn run_pass(
     report.format = Some(format);
     let slots = adapters::scan(format, list)?;
     report.tool_results = slots.len();
-    let leaving = settings.leaving(slots.len());
+    // Only results older than the protected window may ever be released; read them once.
+    let may_leave = slots.len().saturating_sub(settings.keep_last);
+    let probes: Vec<Probe> = slots[..may_leave]
+        .iter()
+        .map(|slot| probe(slot, settings))
+        .collect();
+    let mut saving: Vec<usize> = probes.iter().map(Probe::saving).collect();
+    saving.resize(slots.len(), 0);
+    let msg_bytes: Vec<usize> = list.iter().map(release::value_len).collect();
+    let mut calls = Vec::with_capacity(list.len());
+    let mut made = 0;
+    for m in list {
+        if m.get("role").and_then(Value::as_str) == Some("assistant") {
+            made += 1;
+        }
+        calls.push(made);
+    }
+    let result_msg: Vec<usize> = slots.iter().map(|s| s.msg).collect();
+    let leaving = release::released(
+        settings,
+        &release::Shape {
+            msg_bytes: &msg_bytes,
+            result_msg: &result_msg,
+            saving: &saving,
+            calls: &calls,
+        },
+    );
     report.left_window = leaving;
     let mut replacements = Vec::new();
-    for slot in &slots[..leaving] {
-        let Some(text) = &slot.text else {
-            report.kept_unsupported += 1;
-            continue;
+    for (slot, p) in slots.iter().zip(probes).take(leaving) {
+        let (text, d) = match p {
+            Probe::Unsupported => {
+                report.kept_unsupported += 1;
+                continue;
+            }
+            Probe::Summary => {
+                report.already_summarised += 1;
+                continue;
+            }
+            Probe::Small => {
+                report.kept_small += 1;
+                continue;
+            }
+            Probe::NotSmaller => {
+                report.kept_not_smaller += 1;
+                continue;
+            }
+            Probe::Replace { text, digest, .. } => (text, digest),
         };
-        if summary::is_summary(text) {
-            report.already_summarised += 1;
-            continue;
-        }
-        if text.chars().count() < settings.min_chars {
-            report.kept_small += 1;
-            continue;
-        }
-        let d = digest::digest(text, slot.is_error);
-        let probe = Summary::new(slot.tool.clone(), text.len(), &d, PROBE_ID).render();
-        if probe.len() >= text.len() {
-            report.kept_not_smaller += 1;
-            continue;
-        }
         let Some(id) = store(text.as_bytes()).filter(|id| valid_id(id)) else {
             report.store_failed += 1;
             continue;
@@ -340,6 +403,56 @@ fn run_pass(
         adapters::replace(format, &mut out, slot, line);
     }
     Ok(Some(out))
+}
+
+/// What releasing one result would do, decided before the store is asked.
+enum Probe<'a> {
+    /// Its content is not text.
+    Unsupported,
+    /// It already is a summary.
+    Summary,
+    /// Under `min_chars`.
+    Small,
+    /// Its summary would not be shorter.
+    NotSmaller,
+    /// It would be replaced, saving `saving` serialized bytes.
+    Replace {
+        text: &'a str,
+        digest: digest::Digest,
+        saving: usize,
+    },
+}
+
+impl Probe<'_> {
+    fn saving(&self) -> usize {
+        match self {
+            Probe::Replace { saving, .. } => *saving,
+            _ => 0,
+        }
+    }
+}
+
+fn probe<'a>(slot: &'a adapters::Slot, settings: &ContextSettings) -> Probe<'a> {
+    let Some(text) = slot.text.as_deref() else {
+        return Probe::Unsupported;
+    };
+    if summary::is_summary(text) {
+        return Probe::Summary;
+    }
+    if text.chars().count() < settings.min_chars {
+        return Probe::Small;
+    }
+    let d = digest::digest_call(text, slot.is_error, &slot.call);
+    let line = Summary::new(slot.tool.clone(), text.len(), &d, PROBE_ID).render();
+    if line.len() >= text.len() {
+        return Probe::NotSmaller;
+    }
+    let saving = release::json_len(text).saturating_sub(release::json_len(&line));
+    Probe::Replace {
+        text,
+        digest: d,
+        saving,
+    }
 }
 
 /// `sn_` followed by 1–64 lowercase hex digits.

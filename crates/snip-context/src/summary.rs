@@ -4,11 +4,14 @@
 //! `docs/context.md`):
 //!
 //! ```text
-//! summary = "[snip: " tool " → " outcome " · " size " bytes"
+//! summary = "[snip: " tool " → " outcome " · " size " bytes" [ " · " facts ]
 //!           [ " · first: " quoted ] [ " · error: " quoted ] [ " · last: " quoted ]
 //!           " · id=" id " · restore: snip_restore(id=\"" id "\")]"
 //! tool    = name [ " `" argument "`" ]   ; the tool call's name and main argument
-//! outcome = "exit " integer / "error" / N " error line" ["s"] / "ok"
+//! outcome = "exit " integer / "error" / "HTTP " status / N " error line" ["s"]
+//!           / "ok" / "?"
+//! facts   = what the kind of tool makes worth saying, without " · ": "lines 121–360",
+//!           "14 matches", "+3 −1", "412 lines, truncated by the host"
 //! size    = the original's length in bytes, digits grouped by "," (48,213)
 //! quoted  = "\"" text "\""               ; `\` and `"` escaped with `\`
 //! id      = "sn_" lowercase hex
@@ -33,6 +36,8 @@ pub struct Summary {
     pub outcome: String,
     /// Size of the original text in bytes.
     pub bytes: usize,
+    /// Facts of the kind of tool (see [`crate::digest::Kind`]).
+    pub facts: Option<String>,
     /// The first meaningful line.
     pub first: Option<String>,
     /// The first error line, when it is neither first nor last.
@@ -51,6 +56,7 @@ impl Summary {
             tool,
             outcome: d.outcome.render(),
             bytes,
+            facts: d.facts.as_ref().map(|f| f.replace(" · ", " - ")),
             first: d.first.clone(),
             error: d.error.clone(),
             last: d.last.clone(),
@@ -68,6 +74,10 @@ impl Summary {
         s.push_str(" · ");
         s.push_str(&group_digits(self.bytes));
         s.push_str(" bytes");
+        if let Some(f) = &self.facts {
+            s.push_str(" · ");
+            s.push_str(f);
+        }
         for (key, v) in [
             ("first", &self.first),
             ("error", &self.error),
@@ -92,15 +102,19 @@ impl Summary {
 /// The label of a tool: its name, and its main argument in backticks when it has one.
 /// `args` is the call's arguments (a JSON object, or a string when they did not
 /// parse). The main argument is the first string among `command`, `cmd`, `file_path`,
-/// `path`, `pattern`, `query`, `url`, else the first string-valued argument.
+/// `path`, `pattern`, `query`, `url` (for a search tool: `pattern`, `query`, `regex`,
+/// `path`), else the first string-valued argument.
 pub fn tool_label(name: Option<&str>, args: Option<&serde_json::Value>) -> String {
     let name = name
         .map(|n| one_line(n).replace('→', "->"))
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "tool".to_string());
     let mut label = cut(name.trim(), MAX_NAME_CHARS);
-    let arg = match args {
-        Some(serde_json::Value::Object(map)) => [
+    let search = crate::digest::Call::new(Some(&name), None).kind() == crate::digest::Kind::Search;
+    let keys: &[&str] = if search {
+        &["pattern", "query", "regex", "path"]
+    } else {
+        &[
             "command",
             "cmd",
             "file_path",
@@ -109,9 +123,12 @@ pub fn tool_label(name: Option<&str>, args: Option<&serde_json::Value>) -> Strin
             "query",
             "url",
         ]
-        .iter()
-        .find_map(|k| map.get(*k).and_then(|v| v.as_str()))
-        .or_else(|| map.values().find_map(|v| v.as_str())),
+    };
+    let arg = match args {
+        Some(serde_json::Value::Object(map)) => keys
+            .iter()
+            .find_map(|k| map.get(*k).and_then(|v| v.as_str()))
+            .or_else(|| map.values().find_map(|v| v.as_str())),
         Some(serde_json::Value::String(s)) => Some(s.as_str()),
         _ => None,
     };
@@ -175,10 +192,20 @@ pub fn parse(line: &str) -> Option<Summary> {
     let (outcome, rest) = rest.split_once(" · ")?;
     let (size, mut rest) = rest.split_once(" bytes")?;
     let bytes = parse_grouped(size)?;
+    let mut facts = None;
+    if let Some(r) = rest.strip_prefix(" · ") {
+        let known = ["first: \"", "error: \"", "last: \"", "id="];
+        if !known.iter().any(|k| r.starts_with(k)) {
+            let (f, r) = r.split_once(" · ")?;
+            facts = Some(f.to_string());
+            rest = &rest[rest.len() - r.len() - " · ".len()..];
+        }
+    }
     let mut s = Summary {
         tool: tool.to_string(),
         outcome: outcome.to_string(),
         bytes,
+        facts,
         first: None,
         error: None,
         last: None,
@@ -249,6 +276,7 @@ mod tests {
             first: Some("running 1400 tests".into()),
             error: Some("test a ... \"FAILED\" · x\\y".into()),
             last: Some("error: 1 target failed".into()),
+            facts: None,
         };
         let s = Summary::new("terminal `cargo test`".into(), 48_213, &d, "sn_0a1b");
         let line = s.render();
@@ -269,8 +297,13 @@ mod tests {
             first: None,
             error: None,
             last: None,
+            facts: Some("lines 3–9".into()),
         };
         let s = Summary::new("read_file".into(), 7, &d, "sn_ff");
+        assert_eq!(
+            s.render(),
+            "[snip: read_file → ok · 7 bytes · lines 3–9 · id=sn_ff · restore: snip_restore(id=\"sn_ff\")]"
+        );
         assert_eq!(parse(&s.render()), Some(s));
     }
 

@@ -153,8 +153,14 @@ fn anthropic(n: usize) -> Value {
     json!({"model": "claude-x", "system": "Be brief.", "max_tokens": 1024, "messages": messages})
 }
 
+/// The fixed-batch rule (keep 20, batch 10) most tests here pin: its windows are easy
+/// to count. The cache-aware default is tested on its own below.
 fn settings() -> ContextSettings {
-    ContextSettings::default()
+    ContextSettings {
+        keep_last: 20,
+        batch: Some(10),
+        ..ContextSettings::default()
+    }
 }
 
 /// The text a tool result's content holds (string, or text blocks joined by `\n`).
@@ -412,7 +418,7 @@ fn protected_tail_is_untouched_for_any_keep_last() {
     for keep_last in [0, 1, 7, 20] {
         let s = ContextSettings {
             keep_last,
-            batch: 1,
+            batch: Some(1),
             ..settings()
         };
         let req = openai(30);
@@ -505,7 +511,7 @@ fn short_conversations_small_results_and_disabled_pass_through() {
     let req = openai(7);
     let s = ContextSettings {
         keep_last: 0,
-        batch: 1,
+        batch: Some(1),
         min_messages: req["messages"].as_array().unwrap().len() + 1,
         ..settings()
     };
@@ -642,4 +648,97 @@ fn explicit_format_and_bare_message_arrays() {
     );
     assert!(!other.changed);
     assert_eq!(other.request, req);
+}
+
+/// Every `cache_control` key in a request.
+fn cache_controls(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => {
+            usize::from(m.contains_key("cache_control"))
+                + m.values().map(cache_controls).sum::<usize>()
+        }
+        Value::Array(a) => a.iter().map(cache_controls).sum(),
+        _ => 0,
+    }
+}
+
+/// The request of a growing session after `k` tool results, with the default
+/// (cache-aware) settings: a release changes bytes only from the first released
+/// result on, and between releases each request extends the previous one.
+#[test]
+fn the_release_rule_changes_nothing_before_the_first_released_result() {
+    let full = openai(60);
+    let messages = full["messages"].as_array().unwrap();
+    let settings = ContextSettings::default();
+    let mut store = MemStore::default();
+    let mut prev: Option<(Vec<u8>, usize)> = None;
+    let mut releases = 0;
+    for end in 3..=messages.len() {
+        if messages[end - 1]["role"] != "tool" {
+            continue;
+        }
+        let req = json!({"model": "gpt-x", "messages": messages[..end]});
+        let out = run(&req, &settings, &mut store);
+        let bytes = serde_json::to_vec(&out.request["messages"]).unwrap();
+        let released = out.report.left_window;
+        if let Some((p, was)) = &prev {
+            assert!(released >= *was, "the released count never falls");
+            let shared = common_prefix(p, &bytes);
+            if released == *was {
+                assert_eq!(shared, p.len() - 1, "no release: the request only grows");
+            } else {
+                releases += 1;
+                // Nothing before the first newly released result changed.
+                let results = openai_results(&out.request);
+                let first_new = results[*was..released]
+                    .iter()
+                    .find(|(_, c)| c.as_str().is_some_and(|t| t.starts_with("[snip: ")))
+                    .map(|(i, _)| *i);
+                if let Some(i) = first_new {
+                    let sent = out.request["messages"].as_array().unwrap();
+                    let before = serde_json::to_vec(&Value::Array(sent[..i].to_vec())).unwrap();
+                    // `[` + the messages before it + `,` are shared.
+                    assert!(shared >= before.len(), "{shared} < {}", before.len());
+                }
+            }
+        }
+        prev = Some((bytes, released));
+    }
+    assert!(releases >= 1, "the session crosses a release");
+    assert!(releases < 20, "{releases} releases in 60 results");
+}
+
+#[test]
+fn cache_control_blocks_are_never_added_moved_or_dropped() {
+    let mut req = anthropic(40);
+    // A second breakpoint inside one result's block list: that result stays whole.
+    req["messages"][10]["content"][0]["content"] = json!([
+        {"type": "text", "text": "a".repeat(2000), "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "b".repeat(2000), "cache_control": {"type": "ephemeral"}}
+    ]);
+    // The host's breakpoints on the system prompt and the newest message.
+    req["system"] =
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]);
+    let before = cache_controls(&req);
+    assert_eq!(before, 4);
+    for s in [
+        ContextSettings::default(),
+        ContextSettings {
+            keep_last: 2,
+            batch: Some(1),
+            ..ContextSettings::default()
+        },
+    ] {
+        let out = run(&req, &s, &mut MemStore::default());
+        assert!(out.changed, "{:?}", out.report);
+        assert_eq!(cache_controls(&out.request), before);
+        assert_eq!(out.request["system"], req["system"]);
+        assert_eq!(
+            out.request["messages"][10]["content"][0]["content"],
+            req["messages"][10]["content"][0]["content"]
+        );
+        // Each breakpoint stays on the block it was on.
+        let b3 = anthropic_results(&out.request)[3].2.clone();
+        assert!(b3["content"][0]["cache_control"].is_object(), "{b3}");
+    }
 }

@@ -1,22 +1,21 @@
-//! `snip bench context`: what the conversation pass saves over a long session, and what
-//! it does to the provider's prompt cache.
+//! `snip bench context`: what the conversation pass saves over long sessions, priced
+//! at the providers' real cache prices.
 //!
-//! A reproducible coding session is built from the real captures bundled with the
-//! binary (`fixtures/corpus/`, through `snip-bench`): `calls` API calls, `tool_calls` of
-//! which are answered by a tool call whose result is a capture (the `terminal` tool, as
-//! a Hermes-style JSON envelope with the capture's command and exit code, cut by a
-//! host cap) or a window of a captured file (the `read_file` tool). Every choice comes
-//! from a seeded SplitMix64, so the session is the same bytes on every machine.
+//! Two session families are built from the real captures bundled with the binary
+//! (`fixtures/corpus/`, through `snip-bench`), each from a seeded SplitMix64 so every
+//! run builds the same bytes:
+//! - `bench`: the earlier fixed session shape (terminal captures as Hermes-style JSON
+//!   envelopes cut at 30,000 bytes, `read_file` windows, short chat turns);
+//! - `realistic`: the tools agents use — `terminal` (captures, Hermes's 50,000-char
+//!   cap and notice), `read_file` with offsets over real files (with re-reads),
+//!   `search_files`, `patch` (a unified diff of real lines), a few `snip_restore`
+//!   calls — and assistant text of hundreds to thousands of chars per turn.
 //!
-//! Each strategy rewrites every call's request; for each call the bench records the
-//! request's size in bytes and o200k_base tokens, and the length of the prefix it
-//! shares with the previous call's request (bytes and tokens) — what a provider's
-//! prompt cache can reuse. The estimated cost prices uncached input tokens at
-//! `--price-per-mtok` and cached ones at `--cached-share` of that.
-//!
-//! Token counting is done per piece of the serialized request (the head, each message,
-//! the tail) and summed, with each distinct piece counted once; the sum differs from
-//! counting the whole request at once only at piece boundaries (a test bounds it).
+//! Every policy rewrites every call's request. Tokens are counted with o200k_base on
+//! each message's text (content, tool names and arguments) plus 4 per message, not
+//! on the request's JSON. The cached part of a call is the run of leading messages
+//! equal to the previous call's (what a provider's prefix cache can reuse), priced by
+//! [`Provider`]. Calls are assumed to come less than 5 minutes apart (no expiry).
 
 use anyhow::Result;
 use serde::Serialize;
@@ -25,43 +24,22 @@ use sha2::{Digest as _, Sha256};
 use snip_context::{compress_request, ContextSettings, FormatChoice};
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// Arguments of `snip bench context`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// API calls in the session.
-    #[arg(long, default_value_t = 100)]
-    pub calls: usize,
-    /// Calls answered by a tool call (each adds one tool result).
-    #[arg(long, default_value_t = 45)]
-    pub tool_calls: usize,
-    /// Seed of every choice the session makes.
-    #[arg(long, default_value_t = 6)]
-    pub seed: u64,
-    /// Host cap on one terminal result, in bytes (head and tail kept, cut at lines).
-    #[arg(long, default_value_t = 30_000)]
-    pub host_cap: usize,
-    /// Price of one million uncached input tokens, in dollars (an assumption; only the
-    /// ratios between strategies depend on nothing but the cached share).
-    #[arg(long, default_value_t = 2.50)]
-    pub price_per_mtok: f64,
-    /// Price of a cached input token as a share of an uncached one.
-    #[arg(long, default_value_t = 0.10)]
-    pub cached_share: f64,
-    /// `batch` of the snip strategy.
-    #[arg(long, default_value_t = snip_context::settings::DEFAULT_BATCH)]
-    pub batch: usize,
-    /// `keep_last` of both compressing strategies.
-    #[arg(long, default_value_t = snip_context::settings::DEFAULT_KEEP_LAST)]
-    pub keep_last: usize,
-    /// Also measure snip with batch 1, 2, 5, 10, 15, 20 and 30 (at `--keep-last`), and
-    /// with keep_last 4, 6, 8, 10, 12, 16 and 20 (at `--batch`).
+    /// Seeds per family (1, 2, …).
+    #[arg(long, default_value_t = 5)]
+    pub seeds: u64,
+    /// Session lengths in API calls, comma-separated (each session is the first calls
+    /// of the longest one).
+    #[arg(long, value_delimiter = ',', default_values_t = [30, 60, 100, 150, 200, 300])]
+    pub lengths: Vec<usize>,
+    /// Also measure the pass (on per-result-compressed results) at keep_last 3, 4, 8
+    /// and 12, and with 10 or 100 expected calls instead of the learned number: the
+    /// sweep the defaults were chosen from.
     #[arg(long)]
     pub sweep: bool,
-    /// Print only the totals, not the per-call table.
-    #[arg(long)]
-    pub summary_only: bool,
     /// Print Markdown tables.
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
@@ -73,49 +51,76 @@ pub struct Args {
 impl Default for Args {
     fn default() -> Self {
         Args {
-            calls: 100,
-            tool_calls: 45,
-            seed: 6,
-            host_cap: 30_000,
-            price_per_mtok: 2.50,
-            cached_share: 0.10,
-            batch: snip_context::settings::DEFAULT_BATCH,
-            keep_last: snip_context::settings::DEFAULT_KEEP_LAST,
+            seeds: 5,
+            lengths: vec![30, 60, 100, 150, 200, 300],
             sweep: false,
-            summary_only: false,
             markdown: false,
             json: false,
         }
     }
 }
 
+/// A provider's price table, in dollars per million tokens.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct Provider {
+    name: &'static str,
+    /// Uncached input.
+    input: f64,
+    /// Input written to the cache (Anthropic bills it above plain input; OpenAI has no
+    /// write price: uncached input is plain input).
+    write: f64,
+    /// Input read from the cache.
+    read: f64,
+    /// The shortest prefix the provider caches, in tokens.
+    min_cached: u64,
+    /// Cached prefixes are counted in steps of this many tokens (OpenAI: 128).
+    step: u64,
+}
+
+/// The price tables the bench reports.
+pub(crate) const PROVIDERS: [Provider; 2] = [
+    // Claude Sonnet 4.x: $3 input, 5-minute cache write 1.25×, cache read 0.1×;
+    // 1,024-token minimum. The host marks the end of each request as a breakpoint,
+    // so everything not read from the cache is written to it.
+    Provider {
+        name: "anthropic (sonnet: $3 in, $3.75 write, $0.30 read)",
+        input: 3.0,
+        write: 3.75,
+        read: 0.30,
+        min_cached: 1024,
+        step: 1,
+    },
+    // GPT-4.1: $2 input, cached input $0.50, no write premium; automatic caching
+    // from 1,024 tokens in 128-token steps.
+    Provider {
+        name: "openai (gpt-4.1: $2 in, no write premium, $0.50 cached)",
+        input: 2.0,
+        write: 2.0,
+        read: 0.50,
+        min_cached: 1024,
+        step: 128,
+    },
+];
+
 /// Runs the benchmark and prints its tables.
 pub fn run(args: Args) -> Result<ExitCode> {
-    anyhow::ensure!(args.calls >= 2, "--calls must be at least 2");
+    anyhow::ensure!(args.seeds >= 1, "--seeds must be at least 1");
     anyhow::ensure!(
-        args.tool_calls < args.calls,
-        "--tool-calls must be below --calls"
+        !args.lengths.is_empty() && args.lengths.iter().all(|l| *l >= 2),
+        "--lengths must be numbers of at least 2"
     );
-    anyhow::ensure!(args.batch >= 1, "--batch must be at least 1");
-    let sessions = Sessions::build(&args).map_err(|e| anyhow::anyhow!(e))?;
-    let strategies = strategies(&args);
-    let mut tokens = TokenCounter::default();
-    let results: Vec<StrategyRun> = strategies
-        .iter()
-        .map(|s| measure(&sessions, s, &mut tokens))
-        .collect();
-    let report = Report::new(&args, &sessions.raw, results);
+    let report = sweep(&args).map_err(|e| anyhow::anyhow!(e))?;
     let text = if args.json {
         serde_json::to_string_pretty(&report)?
     } else {
-        report.render(args.markdown, !args.summary_only)
+        report.render(args.markdown)
     };
     crate::cli::print(text + "\n")?;
     Ok(ExitCode::SUCCESS)
 }
 
 // ---------------------------------------------------------------------------------
-// The session
+// The sessions
 
 /// SplitMix64: the same numbers on every machine.
 struct Rng(u64);
@@ -314,21 +319,6 @@ impl Session {
     }
 }
 
-/// The session as the host sends it, and as it is when every tool result went through
-/// snip when it arrived.
-pub(crate) struct Sessions {
-    raw: Session,
-    compressed: Session,
-}
-
-impl Sessions {
-    pub(crate) fn build(args: &Args) -> Result<Sessions, String> {
-        let raw = Session::build(args.calls, args.tool_calls, args.seed, args.host_cap)?;
-        let compressed = raw.with_results_compressed();
-        Ok(Sessions { raw, compressed })
-    }
-}
-
 /// Keeps nothing, answers with [`bench_id`] (the figures must not depend on a store).
 struct BenchRetain;
 
@@ -411,75 +401,239 @@ fn floor_char(s: &str, mut i: usize) -> usize {
     i
 }
 
-// ---------------------------------------------------------------------------------
-// Strategies and measurement
+/// Sentences assistant turns are made of (a turn is 1 to 12 of them).
+const PROSE: &[&str] = &[
+    "The failure comes from the fixture loader, which still expects the old header layout.",
+    "I read the module around the call site to see how the value is built before it reaches the writer.",
+    "Before changing anything I want the exact error, so I will run the failing test on its own.",
+    "The search shows three other callers; two of them pass the path through unchanged, one normalises it first.",
+    "That matches the traceback: the second frame is in the retry helper, and the timeout is never reset between attempts.",
+    "I will patch the smallest place that fixes it and leave the public signature as it is.",
+    "The patch applied cleanly; now the whole suite, since the helper is shared by the download path.",
+    "The warning about the unused import is unrelated; I will leave it for a separate change.",
+    "Reading the rest of the file to check nothing else depends on the old ordering of the fields.",
+    "The tests pass locally now, except the network one, which needs the mirror and is skipped here.",
+    "Summary so far: the loader fix is in, the checksum mismatch is explained, and one flaky test remains.",
+    "I am going to look at how the configuration is parsed, because the default differs between the CLI and the library.",
+    "This is the line that sets the budget; it reads the variable once at start-up, so a change needs a restart.",
+    "The log shows the same request retried four times with the same payload, which points at the idempotency key.",
+];
 
-/// The strategies of a run: no compression, progressive with batch 1, snip with
-/// `--batch`; with `--sweep`, snip over a range of batches and of `keep_last`s.
-fn strategies(args: &Args) -> Vec<Strategy> {
-    let snip = |batch: usize, keep_last: usize, label: String| Strategy::Snip {
-        batch,
-        keep_last,
-        label,
-        per_result: false,
+const USER_TURNS: &[&str] = &[
+    "Go on.",
+    "Can you check the tests again?",
+    "What about the warning in the build output?",
+    "Please look at the retry logic as well, it has been flaky on CI for a week.",
+    "Looks good. Next step?",
+    "Keep going, and tell me when the suite is green.",
+];
+
+/// The tools of the realistic family, as Hermes declares them (names and arguments).
+fn realistic_head() -> Value {
+    let f = |name: &str, desc: &str, props: Value| {
+        json!({"type": "function", "function": {"name": name, "description": desc,
+            "parameters": {"type": "object", "properties": props}}})
     };
-    let k = args.keep_last;
-    let mut v = vec![
-        Strategy::None,
-        snip(1, k, format!("progressive, keep {k}, batch 1")),
-        snip(
-            args.batch,
-            k,
-            format!("snip, keep {k}, batch {}", args.batch),
-        ),
-        Strategy::Snip {
-            batch: args.batch,
-            keep_last: k,
-            label: format!(
-                "snip + per-result compression, keep {k}, batch {}",
-                args.batch
-            ),
-            per_result: true,
-        },
-    ];
-    if args.sweep {
-        for b in [1, 2, 5, 10, 15, 20, 30] {
-            v.push(snip(b, k, format!("sweep: keep {k}, batch {b}")));
-        }
-        for keep in [4, 6, 8, 10, 12, 16, 20] {
-            v.push(snip(
-                args.batch,
-                keep,
-                format!("sweep: keep {keep}, batch {}", args.batch),
-            ));
-        }
-    }
-    v
+    json!({"model": "agent-model", "tools": [
+        f("terminal", "Run a shell command.", json!({"command": {"type": "string"}})),
+        f("read_file", "Read a file with line numbers.", json!({"path": {"type": "string"},
+            "offset": {"type": "integer"}, "limit": {"type": "integer"}})),
+        f("search_files", "Search file contents.", json!({"pattern": {"type": "string"},
+            "path": {"type": "string"}})),
+        f("patch", "Replace text in a file.", json!({"path": {"type": "string"},
+            "old_string": {"type": "string"}, "new_string": {"type": "string"}})),
+        f("snip_restore", "Restore elided output.", json!({"id": {"type": "string"}}))
+    ]})
 }
 
-/// How the requests of a session are rewritten.
-enum Strategy {
-    /// Sent as they are.
-    None,
-    /// The conversation pass with default settings but this batch.
-    Snip {
-        batch: usize,
-        keep_last: usize,
-        label: String,
-        /// Every tool result was also compressed when it arrived, as snip's host
-        /// surfaces do (the Hermes plugin's `transform_terminal_output`, the Claude
-        /// Code hook): the session's history holds the compressed results.
-        per_result: bool,
-    },
+/// A file the agent works on: a path and real lines (from the captures).
+struct File {
+    path: String,
+    lines: Vec<String>,
 }
 
-impl Strategy {
-    fn label(&self) -> String {
-        match self {
-            Strategy::None => "no compression".into(),
-            Strategy::Snip { label, .. } => label.clone(),
+fn realistic_files(sources: &[Source]) -> Vec<File> {
+    sources
+        .iter()
+        .filter(|s| s.text.lines().count() >= 60)
+        .map(|s| File {
+            path: format!("src/{}", s.file.trim_end_matches(".txt").replace('-', "_")),
+            lines: s
+                .text
+                .lines()
+                .map(|l| snip_context::digest::strip_escapes(l.trim_end_matches('\r')))
+                .collect(),
+        })
+        .collect()
+}
+
+impl Session {
+    /// The realistic family: `calls` API calls, nearly all answered by a tool call.
+    pub(crate) fn realistic(calls: usize, seed: u64) -> Result<Session, String> {
+        let sources = sources()?;
+        let files = realistic_files(&sources);
+        if files.is_empty() {
+            return Err("no capture has 60 lines".into());
         }
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9).wrapping_add(17));
+        let mut order: Vec<usize> = (0..sources.len()).collect();
+        rng.shuffle(&mut order);
+        let mut next_capture = 0;
+        let mut system = String::from(SYSTEM_PROMPT);
+        while system.len() < 6_000 {
+            system.push(' ');
+            system.push_str(PROSE[rng.below(PROSE.len())]);
+        }
+        let mut messages = vec![
+            json!({"role": "system", "content": system}),
+            json!({"role": "user", "content": "The build of the ledger crate fails on CI and the downloads step is flaky. Please find out why and fix what you can, and run the tests when you are done."}),
+        ];
+        let mut lens = Vec::with_capacity(calls);
+        let mut read: Vec<(usize, usize, usize)> = Vec::new();
+        let mut tools = (0, 0);
+        for i in 0..calls.saturating_sub(1) {
+            lens.push(messages.len());
+            let mut say = String::new();
+            let span = if rng.below(4) == 0 { 12 } else { 4 };
+            for _ in 0..1 + rng.below(span) {
+                if !say.is_empty() {
+                    say.push(' ');
+                }
+                say.push_str(PROSE[rng.below(PROSE.len())]);
+            }
+            let roll = rng.below(100);
+            if roll < 5 {
+                messages.push(json!({"role": "assistant", "content": say}));
+                messages.push(
+                    json!({"role": "user", "content": USER_TURNS[rng.below(USER_TURNS.len())]}),
+                );
+                continue;
+            }
+            let id = format!("call_{i:03}_{:08x}", rng.next() as u32);
+            let (name, args, result) = if roll < 40 {
+                tools.0 += 1;
+                if next_capture == order.len() {
+                    rng.shuffle(&mut order);
+                    next_capture = 0;
+                }
+                let src = &sources[order[next_capture]];
+                next_capture += 1;
+                let output = hermes_capped(&src.text, 50_000);
+                let envelope = json!({"output": output, "exit_code": src.exit_code, "error": null});
+                (
+                    "terminal",
+                    json!({"command": src.command}),
+                    envelope.to_string(),
+                )
+            } else if roll < 70 {
+                tools.1 += 1;
+                // One read in three goes back to a window read before.
+                let (f, offset, limit) = if !read.is_empty() && rng.below(3) == 0 {
+                    read[rng.below(read.len())]
+                } else {
+                    let f = rng.below(files.len());
+                    let limit = 80 + rng.below(420);
+                    let offset = 1 + rng.below(files[f].lines.len().saturating_sub(limit).max(1));
+                    read.push((f, offset, limit));
+                    (f, offset, limit)
+                };
+                let file = &files[f];
+                let end = (offset - 1 + limit).min(file.lines.len());
+                let content: String = (offset - 1..end)
+                    .map(|n| format!("{:>6}|{}\n", n + 1, file.lines[n]))
+                    .collect();
+                let body = json!({"content": content, "total_lines": file.lines.len(),
+                    "file_size": file.lines.iter().map(|l| l.len() + 1).sum::<usize>()});
+                (
+                    "read_file",
+                    json!({"path": file.path, "offset": offset, "limit": limit}),
+                    body.to_string(),
+                )
+            } else if roll < 85 {
+                let f = &files[rng.below(files.len())];
+                let line = &f.lines[rng.below(f.lines.len())];
+                let word = line
+                    .split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .filter(|w| w.len() >= 4)
+                    .max_by_key(|w| w.len())
+                    .unwrap_or("error")
+                    .to_string();
+                let mut matches = Vec::new();
+                for file in &files {
+                    for (n, l) in file.lines.iter().enumerate() {
+                        if l.contains(&word) && matches.len() < 50 {
+                            matches.push(json!({"path": file.path, "line": n + 1, "content": l}));
+                        }
+                    }
+                }
+                let body = json!({"total_count": matches.len(), "matches": matches});
+                (
+                    "search_files",
+                    json!({"pattern": word, "path": "."}),
+                    body.to_string(),
+                )
+            } else if roll < 97 {
+                let f = &files[rng.below(files.len())];
+                let at = rng.below(f.lines.len().saturating_sub(8).max(1));
+                let n = 1 + rng.below(6);
+                let old: Vec<&str> = f.lines[at..(at + n).min(f.lines.len())]
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                let new: Vec<String> = old.iter().map(|l| format!("{l} // fixed")).collect();
+                let mut diff = format!(
+                    "--- a/{0}\n+++ b/{0}\n@@ -{1},{2} +{1},{3} @@\n",
+                    f.path,
+                    at + 1,
+                    old.len(),
+                    new.len()
+                );
+                for l in &old {
+                    diff.push_str(&format!("-{l}\n"));
+                }
+                for l in &new {
+                    diff.push_str(&format!("+{l}\n"));
+                }
+                let body = json!({"success": true, "diff": diff, "files_modified": [f.path]});
+                (
+                    "patch",
+                    json!({"path": f.path, "old_string": old.join("\n"), "new_string": new.join("\n")}),
+                    body.to_string(),
+                )
+            } else {
+                let src = &sources[rng.below(sources.len())];
+                let start = floor_char(&src.text, rng.below(src.text.len().max(1)));
+                let end = floor_char(
+                    &src.text,
+                    (start + 2_000 + rng.below(6_000)).min(src.text.len()),
+                );
+                let body = json!({"status": "ok", "content": &src.text[start..end], "start": start, "end": end});
+                (
+                    "snip_restore",
+                    json!({"id": format!("sn_{:024x}", rng.next())}),
+                    body.to_string(),
+                )
+            };
+            messages.push(json!({"role": "assistant", "content": say, "tool_calls": [
+                {"id": id, "type": "function",
+                 "function": {"name": name, "arguments": args.to_string()}}
+            ]}));
+            messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+        }
+        lens.push(messages.len());
+        Ok(Session {
+            head: realistic_head(),
+            messages,
+            lens,
+            tools,
+        })
     }
+}
+
+/// Hermes's cap on one terminal output: the first 40% and last 60% of `cap` chars,
+/// with its notice between them.
+fn hermes_capped(text: &str, cap: usize) -> String {
+    host_capped(text, cap)
 }
 
 /// A store stand-in with the real id shape (`sn_` + 24 hex) and deterministic ids
@@ -494,336 +648,463 @@ fn bench_id(original: &[u8]) -> Option<String> {
     Some(id)
 }
 
-/// One call's figures.
-#[derive(Debug, Clone, Serialize)]
-struct CallStat {
-    bytes: usize,
-    tokens: u64,
-    prefix_bytes: usize,
-    prefix_tokens: u64,
+// ---------------------------------------------------------------------------------
+// Policies and measurement
+
+/// How the requests of a session are rewritten.
+#[derive(Debug, Clone)]
+enum Policy {
+    /// Sent as they are.
+    None,
+    /// Every result compressed by the core when it arrived; no conversation pass.
+    PerResult,
+    /// The conversation pass with these settings, on the host's results (or on
+    /// per-result-compressed ones).
+    Pass {
+        settings: ContextSettings,
+        per_result: bool,
+    },
+    /// Anthropic's `clear_tool_uses_20250919` at its documented defaults: when a
+    /// request exceeds 100,000 input tokens, every tool result but the newest 3 is
+    /// replaced by a placeholder (tool inputs kept).
+    ClearToolUses { trigger: u64, keep: usize },
 }
 
-/// One strategy's figures over the session.
-#[derive(Debug, Clone, Serialize)]
-struct StrategyRun {
-    strategy: String,
-    calls: Vec<CallStat>,
-    /// Wall time of the pass summed over the calls, in milliseconds (0 for none).
-    pass_ms: f64,
+fn policies(sweep: bool) -> Vec<(String, Policy)> {
+    let new = ContextSettings::default();
+    let old = ContextSettings {
+        keep_last: 20,
+        batch: Some(10),
+        ..ContextSettings::default()
+    };
+    let one = ContextSettings {
+        batch: Some(1),
+        ..ContextSettings::default()
+    };
+    let mut v = vec![
+        ("no compression".into(), Policy::None),
+        ("per-result compression only".into(), Policy::PerResult),
+        (
+            format!("pass, new defaults (keep {})", new.keep_last),
+            Policy::Pass {
+                settings: new.clone(),
+                per_result: false,
+            },
+        ),
+        (
+            "snip: per-result + pass, new defaults".into(),
+            Policy::Pass {
+                settings: new,
+                per_result: true,
+            },
+        ),
+        (
+            "pass, old defaults (keep 20, batch 10)".into(),
+            Policy::Pass {
+                settings: old,
+                per_result: false,
+            },
+        ),
+        (
+            format!("pass, keep {}, batch 1", one.keep_last),
+            Policy::Pass {
+                settings: one,
+                per_result: false,
+            },
+        ),
+        (
+            "clear_tool_uses (100K trigger, keep 3)".into(),
+            Policy::ClearToolUses {
+                trigger: 100_000,
+                keep: 3,
+            },
+        ),
+    ];
+    if sweep {
+        let tuned = |label: String, settings: ContextSettings| {
+            (
+                label,
+                Policy::Pass {
+                    settings,
+                    per_result: true,
+                },
+            )
+        };
+        for keep_last in [3, 4, 8, 12] {
+            v.push(tuned(
+                format!("sweep: per-result + pass, keep {keep_last}"),
+                ContextSettings {
+                    keep_last,
+                    ..ContextSettings::default()
+                },
+            ));
+        }
+        for e in [10, 100] {
+            v.push(tuned(
+                format!("sweep: per-result + pass, {e} expected calls"),
+                ContextSettings {
+                    expected_calls: Some(e),
+                    ..ContextSettings::default()
+                },
+            ));
+        }
+        v.push(tuned(
+            "sweep: per-result + pass, keep 20, batch 10".into(),
+            ContextSettings {
+                keep_last: 20,
+                batch: Some(10),
+                ..ContextSettings::default()
+            },
+        ));
+    }
+    v
 }
 
-/// o200k_base counts of serialized pieces, each distinct piece counted once.
+/// o200k_base counts of message texts, each distinct text counted once.
 #[derive(Default)]
 struct TokenCounter {
-    memo: HashMap<Vec<u8>, u64>,
+    memo: HashMap<String, u64>,
 }
 
 impl TokenCounter {
-    fn count(&mut self, piece: &[u8]) -> u64 {
-        if let Some(n) = self.memo.get(piece) {
-            return *n;
+    /// Tokens of one message as the model reads it: its content text, tool names and
+    /// arguments, plus 4 for the message's framing.
+    fn message(&mut self, m: &Value) -> u64 {
+        let mut text = String::new();
+        match &m["content"] {
+            Value::String(s) => text.push_str(s),
+            Value::Array(parts) => {
+                for p in parts {
+                    if let Some(t) = p["text"].as_str() {
+                        text.push_str(t);
+                    }
+                }
+            }
+            _ => {}
         }
-        let n = snip_bench::tokens::count(piece);
-        self.memo.insert(piece.to_vec(), n);
-        n
+        if let Some(calls) = m["tool_calls"].as_array() {
+            for c in calls {
+                text.push_str(c["function"]["name"].as_str().unwrap_or_default());
+                text.push_str(c["function"]["arguments"].as_str().unwrap_or_default());
+            }
+        }
+        if let Some(n) = self.memo.get(&text) {
+            return n + 4;
+        }
+        let n = snip_bench::tokens::count(text.as_bytes());
+        self.memo.insert(text, n);
+        n + 4
     }
 }
 
-/// The serialized request split into pieces: head (`{"model":…,"messages":[`), each
-/// message followed by its `,` (the last by `]}`). Joined, they are exactly
-/// `serde_json::to_vec(request)` (the `messages` key is last).
-fn pieces(request: &Value) -> Vec<Vec<u8>> {
-    let mut head = request.clone();
-    let messages = head
-        .as_object_mut()
-        .and_then(|o| o.remove("messages"))
-        .unwrap_or(Value::Array(Vec::new()));
-    let mut h = serde_json::to_vec(&head).unwrap_or_default();
-    h.pop(); // the closing brace
-    h.extend_from_slice(if head.as_object().is_some_and(|o| o.is_empty()) {
-        b"\"messages\":["
-    } else {
-        b",\"messages\":["
-    });
-    let mut out = vec![h];
-    let list = messages.as_array().cloned().unwrap_or_default();
-    let n = list.len();
-    for (i, m) in list.iter().enumerate() {
-        let mut p = serde_json::to_vec(m).unwrap_or_default();
-        p.extend_from_slice(if i + 1 == n { b"]}" } else { b"," });
-        out.push(p);
+/// One call's figures: tokens sent and tokens in the run of leading messages equal to
+/// the previous call's.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CallStat {
+    tokens: u64,
+    prefix_tokens: u64,
+}
+
+fn clear_tool_uses(request: &Value, tokens: u64, trigger: u64, keep: usize) -> Value {
+    if tokens <= trigger {
+        return request.clone();
     }
-    if n == 0 {
-        out[0].extend_from_slice(b"]}");
+    let mut r = request.clone();
+    if let Some(list) = r["messages"].as_array_mut() {
+        let results: Vec<usize> = (0..list.len())
+            .filter(|&i| list[i]["role"] == "tool")
+            .collect();
+        for &i in &results[..results.len().saturating_sub(keep)] {
+            list[i]["content"] = Value::String("[cleared to save context]".into());
+        }
+    }
+    r
+}
+
+/// Every call of `session` under `policy`.
+fn measure(
+    session: &Session,
+    compressed: &Session,
+    policy: &Policy,
+    tokens: &mut TokenCounter,
+) -> Vec<CallStat> {
+    let mut prev: Vec<Value> = Vec::new();
+    let mut out = Vec::with_capacity(session.lens.len());
+    for i in 0..session.lens.len() {
+        let request = match policy {
+            Policy::None => session.request(i),
+            Policy::PerResult => compressed.request(i),
+            Policy::Pass {
+                settings,
+                per_result,
+            } => {
+                let raw = if *per_result {
+                    compressed.request(i)
+                } else {
+                    session.request(i)
+                };
+                compress_request(&raw, FormatChoice::Auto, settings, &mut bench_id).request
+            }
+            Policy::ClearToolUses { trigger, keep } => {
+                let raw = session.request(i);
+                let full: u64 = raw["messages"]
+                    .as_array()
+                    .map_or(0, |l| l.iter().map(|m| tokens.message(m)).sum());
+                clear_tool_uses(&raw, full, *trigger, *keep)
+            }
+        };
+        let list = request["messages"].as_array().cloned().unwrap_or_default();
+        let mut total = 0;
+        let mut prefix = 0;
+        let mut shared = true;
+        for (j, m) in list.iter().enumerate() {
+            let t = tokens.message(m);
+            total += t;
+            shared = shared && prev.get(j) == Some(m);
+            if shared {
+                prefix += t;
+            }
+        }
+        out.push(CallStat {
+            tokens: total,
+            prefix_tokens: prefix,
+        });
+        prev = list;
     }
     out
 }
 
-fn measure(sessions: &Sessions, strategy: &Strategy, tokens: &mut TokenCounter) -> StrategyRun {
-    let session = match strategy {
-        Strategy::Snip {
-            per_result: true, ..
-        } => &sessions.compressed,
-        _ => &sessions.raw,
-    };
-    let mut prev: Option<Vec<u8>> = None;
-    let mut calls = Vec::with_capacity(session.lens.len());
-    let mut pass_ms = 0.0;
-    for i in 0..session.lens.len() {
-        let raw = session.request(i);
-        let request = match strategy {
-            Strategy::None => raw,
-            Strategy::Snip {
-                batch, keep_last, ..
-            } => {
-                let settings = ContextSettings {
-                    batch: *batch,
-                    keep_last: *keep_last,
-                    ..ContextSettings::default()
-                };
-                let t = Instant::now();
-                let out = compress_request(&raw, FormatChoice::Auto, &settings, &mut bench_id);
-                pass_ms += t.elapsed().as_secs_f64() * 1000.0;
-                out.request
+/// Cost in dollars of the first `n` calls at `p`'s prices.
+fn cost(calls: &[CallStat], p: &Provider) -> f64 {
+    calls
+        .iter()
+        .map(|c| {
+            let mut cached = c.prefix_tokens / p.step * p.step;
+            if cached < p.min_cached {
+                cached = 0;
             }
-        };
-        let parts = pieces(&request);
-        let bytes: Vec<u8> = parts.concat();
-        let total: u64 = parts.iter().map(|p| tokens.count(p)).sum();
-        let prefix_bytes = prev.as_ref().map_or(0, |p| common_prefix(p, &bytes));
-        // Tokens of the shared prefix: whole pieces, then the shared part of the next.
-        let mut prefix_tokens = 0;
-        let mut at = 0;
-        for p in &parts {
-            if at + p.len() <= prefix_bytes {
-                prefix_tokens += tokens.count(p);
-                at += p.len();
-            } else {
-                let cut = floor_char_bytes(p, prefix_bytes - at);
-                if cut > 0 {
-                    prefix_tokens += snip_bench::tokens::count(&p[..cut]);
-                }
-                break;
-            }
-        }
-        calls.push(CallStat {
-            bytes: bytes.len(),
-            tokens: total,
-            prefix_bytes,
-            prefix_tokens,
-        });
-        prev = Some(bytes);
-    }
-    StrategyRun {
-        strategy: strategy.label(),
-        calls,
-        pass_ms,
-    }
-}
-
-fn floor_char_bytes(b: &[u8], mut i: usize) -> usize {
-    while i > 0 && i < b.len() && (b[i] & 0xC0) == 0x80 {
-        i -= 1;
-    }
-    i
-}
-
-/// Length of the longest common prefix of `a` and `b`, in bytes.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 4096 <= n && a[i..i + 4096] == b[i..i + 4096] {
-        i += 4096;
-    }
-    while i < n && a[i] == b[i] {
-        i += 1;
-    }
-    i
+            let fresh = c.tokens - cached;
+            (cached as f64 * p.read + fresh as f64 * p.write) / 1e6
+        })
+        .sum()
 }
 
 // ---------------------------------------------------------------------------------
-// Report
+// The sweep and its report
 
 #[derive(Debug, Serialize)]
-struct Totals {
-    strategy: String,
-    bytes: u64,
+struct Cell {
+    family: &'static str,
+    seed: u64,
+    calls: usize,
+    policy: String,
     tokens: u64,
-    tokens_saved_pct: f64,
     cached_tokens: u64,
-    uncached_tokens: u64,
-    cost_usd: f64,
-    cost_saved_pct: f64,
-    /// Calls whose request does not start with the whole previous request (minus its
-    /// closing `]}`): the cache is reused only up to the first rewritten result.
-    prefix_breaks: usize,
-    pass_ms_per_call: f64,
+    /// Largest request of the session, in tokens.
+    peak_tokens: u64,
+    /// Cost per provider, dollars, in the order of `providers`.
+    cost: Vec<f64>,
 }
 
 #[derive(Debug, Serialize)]
 struct Report {
-    calls: usize,
-    tool_calls: usize,
-    terminal_results: usize,
-    read_file_results: usize,
-    seed: u64,
-    host_cap_bytes: usize,
-    price_per_mtok_usd: f64,
-    cached_share: f64,
-    totals: Vec<Totals>,
-    runs: Vec<StrategyRun>,
+    providers: Vec<Provider>,
+    policies: Vec<String>,
+    lengths: Vec<usize>,
+    seeds: u64,
+    cells: Vec<Cell>,
+}
+
+fn sweep(args: &Args) -> Result<Report, String> {
+    let max = *args.lengths.iter().max().unwrap_or(&2);
+    let pol = policies(args.sweep);
+    let mut tokens = TokenCounter::default();
+    let mut cells = Vec::new();
+    for family in ["bench", "realistic"] {
+        for seed in 1..=args.seeds {
+            let session = match family {
+                "bench" => Session::build(max, max * 45 / 100, seed, 30_000)?,
+                _ => Session::realistic(max, seed)?,
+            };
+            let compressed = session.with_results_compressed();
+            for (name, p) in &pol {
+                let calls = measure(&session, &compressed, p, &mut tokens);
+                for &l in &args.lengths {
+                    let c = &calls[..l.min(calls.len())];
+                    cells.push(Cell {
+                        family,
+                        seed,
+                        calls: l,
+                        policy: name.clone(),
+                        tokens: c.iter().map(|x| x.tokens).sum(),
+                        cached_tokens: c.iter().map(|x| x.prefix_tokens).sum(),
+                        peak_tokens: c.iter().map(|x| x.tokens).max().unwrap_or(0),
+                        cost: PROVIDERS.iter().map(|p| cost(c, p)).collect(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Report {
+        providers: PROVIDERS.to_vec(),
+        policies: pol.into_iter().map(|(n, _)| n).collect(),
+        lengths: args.lengths.clone(),
+        seeds: args.seeds,
+        cells,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 impl Report {
-    fn new(args: &Args, session: &Session, runs: Vec<StrategyRun>) -> Report {
-        let cost = |r: &StrategyRun| {
-            r.calls
-                .iter()
-                .map(|c| {
-                    (c.tokens - c.prefix_tokens) as f64 + c.prefix_tokens as f64 * args.cached_share
-                })
-                .sum::<f64>()
-                * args.price_per_mtok
-                / 1e6
-        };
-        let base_tokens: u64 = runs[0].calls.iter().map(|c| c.tokens).sum();
-        let base_cost = cost(&runs[0]);
-        let totals = runs
-            .iter()
-            .map(|r| {
-                let tokens: u64 = r.calls.iter().map(|c| c.tokens).sum();
-                let cached: u64 = r.calls.iter().map(|c| c.prefix_tokens).sum();
-                let c = cost(r);
-                Totals {
-                    strategy: r.strategy.clone(),
-                    bytes: r.calls.iter().map(|c| c.bytes as u64).sum(),
-                    tokens,
-                    tokens_saved_pct: pct(base_tokens, tokens),
-                    cached_tokens: cached,
-                    uncached_tokens: tokens - cached,
-                    cost_usd: c,
-                    cost_saved_pct: if base_cost > 0.0 {
-                        (base_cost - c) * 100.0 / base_cost
-                    } else {
-                        0.0
-                    },
-                    prefix_breaks: r
-                        .calls
-                        .windows(2)
-                        .filter(|w| w[1].prefix_bytes + 2 < w[0].bytes)
-                        .count(),
-                    pass_ms_per_call: r.pass_ms / r.calls.len().max(1) as f64,
-                }
-            })
-            .collect();
-        Report {
-            calls: args.calls,
-            tool_calls: args.tool_calls,
-            terminal_results: session.tools.0,
-            read_file_results: session.tools.1,
-            seed: args.seed,
-            host_cap_bytes: args.host_cap,
-            price_per_mtok_usd: args.price_per_mtok,
-            cached_share: args.cached_share,
-            totals,
-            runs,
-        }
+    fn cell(&self, family: &str, seed: u64, calls: usize, policy: &str) -> Option<&Cell> {
+        self.cells.iter().find(|c| {
+            c.family == family && c.seed == seed && c.calls == calls && c.policy == policy
+        })
     }
 
-    fn render(&self, markdown: bool, per_call: bool) -> String {
-        let mut s = format!(
-            "snip bench context: {} calls, {} tool calls ({} terminal, {} read_file), seed {}, \
-             host cap {} bytes; o200k_base tokens; ${:.2} per million uncached input tokens, \
-             cached at {:.0}%\n\n",
-            self.calls,
-            self.tool_calls,
-            self.terminal_results,
-            self.read_file_results,
-            self.seed,
-            self.host_cap_bytes,
-            self.price_per_mtok_usd,
-            self.cached_share * 100.0
-        );
-        let head = [
-            "strategy",
-            "input tokens",
-            "vs none",
-            "cached",
-            "uncached",
-            "est. cost",
-            "vs none",
-            "prefix breaks",
-            "pass ms/call",
-        ];
-        let body: Vec<Vec<String>> = self
-            .totals
-            .iter()
-            .map(|t| {
-                vec![
-                    t.strategy.clone(),
-                    group(t.tokens),
-                    signed_pct(-t.tokens_saved_pct),
-                    group(t.cached_tokens),
-                    group(t.uncached_tokens),
-                    format!("${:.2}", t.cost_usd),
-                    signed_pct(-t.cost_saved_pct),
-                    t.prefix_breaks.to_string(),
-                    format!("{:.2}", t.pass_ms_per_call),
-                ]
-            })
-            .collect();
-        s.push_str(&table(&head, &body, markdown));
-        if per_call {
-            s.push_str(
-                "\nper call: request size and the prefix shared with the previous call's \
-                 request (bytes / tokens)\n\n",
-            );
-            let runs: Vec<&StrategyRun> = self.runs.iter().take(4).collect();
-            let mut head = vec!["call".to_string()];
-            for r in &runs {
-                head.push(format!("{}: tokens", r.strategy));
-                head.push("prefix bytes".into());
-                head.push("prefix tokens".into());
+    /// Per seed and length, `policy`'s figure relative to no compression (1.0 = same).
+    fn ratios(&self, family: &str, policy: &str, f: impl Fn(&Cell) -> f64) -> Vec<(usize, f64)> {
+        let mut out = Vec::new();
+        for &l in &self.lengths {
+            for seed in 1..=self.seeds {
+                if let (Some(c), Some(base)) = (
+                    self.cell(family, seed, l, policy),
+                    self.cell(family, seed, l, &self.policies[0]),
+                ) {
+                    let b = f(base);
+                    if b > 0.0 {
+                        out.push((l, f(c) / b));
+                    }
+                }
             }
-            let head: Vec<&str> = head.iter().map(String::as_str).collect();
-            let body: Vec<Vec<String>> = (0..self.calls)
-                .map(|i| {
-                    let mut row = vec![(i + 1).to_string()];
-                    for r in &runs {
-                        let c = &r.calls[i];
-                        row.push(group(c.tokens));
-                        row.push(group(c.prefix_bytes as u64));
-                        row.push(group(c.prefix_tokens));
+        }
+        out
+    }
+
+    fn render(&self, markdown: bool) -> String {
+        let mut s = format!(
+            "snip bench context: {} seeds per family, sessions of {} API calls; o200k_base tokens of message text (+4 per message); cached = leading messages equal to the previous call's; no cache expiry (calls < 5 min apart)\n",
+            self.seeds,
+            self.lengths.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        for p in &self.providers {
+            s.push_str(&format!(
+                "price table: {} — per MTok: input ${:.2}, cache write ${:.2}, cache read ${:.2}; cached from {} tokens\n",
+                p.name, p.input, p.write, p.read, p.min_cached
+            ));
+        }
+        for family in ["bench", "realistic"] {
+            let over: Vec<String> = self
+                .lengths
+                .iter()
+                .filter(|&&l| {
+                    (1..=self.seeds).any(|seed| {
+                        self.cell(family, seed, l, &self.policies[0])
+                            .is_some_and(|c| c.peak_tokens > 200_000)
+                    })
+                })
+                .map(|l| l.to_string())
+                .collect();
+            s.push_str(&format!(
+                "\nfamily {family}: medians over seeds and lengths (worst = the highest ratio to no compression over every seed and length); uncompressed requests pass 200K tokens at {} calls\n\n",
+                if over.is_empty() { "no length".to_string() } else { over.join(", ") }
+            ));
+            let mut head = vec![
+                "policy".to_string(),
+                "input tokens vs none".into(),
+                "worst".into(),
+                "cache-hit share".into(),
+            ];
+            for p in &self.providers {
+                let short = p.name.split(' ').next().unwrap_or(p.name);
+                head.push(format!("{short} cost vs none"));
+                head.push(format!("{short} worst"));
+                head.push(format!("{short} pays from"));
+            }
+            let body: Vec<Vec<String>> = self
+                .policies
+                .iter()
+                .map(|pol| {
+                    let t = self.ratios(family, pol, |c| c.tokens as f64);
+                    let hit = median(
+                        self.cells
+                            .iter()
+                            .filter(|c| c.family == family && &c.policy == pol)
+                            .map(|c| c.cached_tokens as f64 / c.tokens.max(1) as f64)
+                            .collect(),
+                    );
+                    let mut row = vec![
+                        pol.clone(),
+                        rel(median(t.iter().map(|x| x.1).collect())),
+                        rel(t.iter().map(|x| x.1).fold(f64::MIN, f64::max)),
+                        format!("{:.1}%", hit * 100.0),
+                    ];
+                    for (k, _) in self.providers.iter().enumerate() {
+                        let c = self.ratios(family, pol, |c| c.cost[k]);
+                        row.push(rel(median(c.iter().map(|x| x.1).collect())));
+                        row.push(rel(c.iter().map(|x| x.1).fold(f64::MIN, f64::max)));
+                        // The shortest length from which every seed costs less than none.
+                        let pays = self.lengths.iter().find(|&&l| {
+                            self.lengths
+                                .iter()
+                                .filter(|&&m| m >= l)
+                                .all(|&m| c.iter().filter(|x| x.0 == m).all(|x| x.1 < 1.0))
+                        });
+                        row.push(pays.map_or("never".to_string(), |l| format!("{l} calls")));
                     }
                     row
                 })
                 .collect();
+            let head: Vec<&str> = head.iter().map(String::as_str).collect();
+            s.push_str(&table(&head, &body, markdown));
+            // Per length, median over seeds, for the new defaults and the baselines.
+            s.push_str(&format!(
+                "\nfamily {family}: median cost per session length, dollars ({})\n\n",
+                self.providers[0].name
+            ));
+            let mut head = vec!["policy".to_string()];
+            head.extend(self.lengths.iter().map(|l| format!("{l} calls")));
+            let body: Vec<Vec<String>> = self
+                .policies
+                .iter()
+                .map(|pol| {
+                    let mut row = vec![pol.clone()];
+                    for &l in &self.lengths {
+                        let v: Vec<f64> = (1..=self.seeds)
+                            .filter_map(|seed| self.cell(family, seed, l, pol))
+                            .map(|c| c.cost[0])
+                            .collect();
+                        row.push(format!("${:.2}", median(v)));
+                    }
+                    row
+                })
+                .collect();
+            let head: Vec<&str> = head.iter().map(String::as_str).collect();
             s.push_str(&table(&head, &body, markdown));
         }
         s
     }
 }
 
-fn pct(base: u64, v: u64) -> f64 {
-    if base == 0 {
-        0.0
-    } else {
-        (base as f64 - v as f64) * 100.0 / base as f64
-    }
-}
-
-/// `-17.9%`, `+149.1%`, `0.0%`.
-fn signed_pct(v: f64) -> String {
+/// A ratio to no compression as a signed percentage: 0.42 → `-58.0%`.
+fn rel(r: f64) -> String {
+    let v = (r - 1.0) * 100.0;
     if v.abs() < 0.05 {
         "0.0%".to_string()
     } else {
         format!("{v:+.1}%")
     }
-}
-
-/// `1234567` → `1,234,567`.
-fn group(n: u64) -> String {
-    snip_context::summary::group_digits(n as usize)
 }
 
 /// An aligned text table (first column left, others right) or a Markdown table.
@@ -876,47 +1157,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_session_is_reproducible_and_shaped_as_documented() {
-        let a = Session::build(100, 45, 6, 30_000).unwrap();
-        let b = Session::build(100, 45, 6, 30_000).unwrap();
+    fn sessions_are_reproducible_and_shaped_as_documented() {
+        let a = Session::realistic(80, 3).unwrap();
+        let b = Session::realistic(80, 3).unwrap();
         assert_eq!(a.messages, b.messages);
-        assert_eq!(a.lens.len(), 100);
-        assert_eq!(a.tools.0 + a.tools.1, 45);
-        let results: Vec<&Value> = a.messages.iter().filter(|m| m["role"] == "tool").collect();
-        assert_eq!(results.len(), 45);
-        // Terminal outputs are cut by the host cap (plus its one-line note).
-        for m in &results {
-            let content = m["content"].as_str().unwrap();
-            if let Ok(envelope) = serde_json::from_str::<Value>(content) {
-                assert!(envelope["output"].as_str().unwrap().len() <= 30_100);
-            }
-        }
-        // Each call sends more than the one before.
+        assert_eq!(a.lens.len(), 80);
         assert!(a.lens.windows(2).all(|w| w[0] < w[1]));
-        let c = Session::build(100, 45, 7, 30_000).unwrap();
-        assert_ne!(a.messages, c.messages);
-    }
-
-    #[test]
-    fn pieces_join_to_the_serialized_request() {
-        let s = Session::build(12, 5, 6, 30_000).unwrap();
-        for i in [0, 5, 11] {
-            let r = s.request(i);
-            assert_eq!(pieces(&r).concat(), serde_json::to_vec(&r).unwrap());
+        let names: Vec<&str> = a
+            .messages
+            .iter()
+            .filter_map(|m| m["tool_calls"][0]["function"]["name"].as_str())
+            .collect();
+        for tool in ["terminal", "read_file", "search_files", "patch"] {
+            assert!(names.contains(&tool), "{tool} missing");
         }
-        let empty = json!({"messages": []});
-        assert_eq!(pieces(&empty).concat(), serde_json::to_vec(&empty).unwrap());
-    }
-
-    #[test]
-    fn piecewise_token_counts_stay_close_to_whole_counts() {
-        let s = Session::build(8, 2, 6, 3_000).unwrap();
-        let r = s.request(7);
-        let parts = pieces(&r);
-        let sum: u64 = parts.iter().map(|p| snip_bench::tokens::count(p)).sum();
-        let whole = snip_bench::tokens::count(&parts.concat());
-        let diff = sum.abs_diff(whole) as f64 / whole as f64;
-        assert!(diff < 0.01, "sum {sum} vs whole {whole}");
+        // Assistant turns of realistic length.
+        let says: Vec<usize> = a
+            .messages
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| m["content"].as_str().unwrap_or_default().len())
+            .collect();
+        assert!(says.iter().any(|&n| n >= 1_000) && says.iter().all(|&n| n >= 50));
+        assert_ne!(a.messages, Session::realistic(80, 4).unwrap().messages);
+        let c = Session::build(100, 45, 6, 30_000).unwrap();
+        assert_eq!(c.tools.0 + c.tools.1, 45);
     }
 
     #[test]
@@ -930,60 +1195,96 @@ mod tests {
         assert_eq!(host_capped("short", 1000), "short");
     }
 
-    /// The conclusions `docs/context.md` draws from the documented run: with the default
-    /// settings snip costs less than progressive compression with batch 1 and breaks the
-    /// prefix less often; with `keep_last` 6 it also sends at least 50% fewer input
-    /// tokens than no compression. Tokenizing ~10 M tokens is slow in debug builds: run
-    /// it with `cargo test --release -p snip-bench --bin snip-bench session -- --ignored`.
     #[test]
-    #[ignore = "a benchmark: run in release"]
-    fn documented_session_conclusions() {
-        let mut tokens = TokenCounter::default();
-        for keep_last in [20, 6] {
-            let args = Args {
-                keep_last,
-                ..Args::default()
-            };
-            let sessions = Sessions::build(&args).unwrap();
-            let runs: Vec<StrategyRun> = strategies(&args)
-                .iter()
-                .map(|s| measure(&sessions, s, &mut tokens))
-                .collect();
-            let report = Report::new(&args, &sessions.raw, runs);
-            println!("{}", report.render(false, false));
-            let [none, one, snip, full] = &report.totals[..] else {
-                unreachable!()
-            };
-            // With each result compressed on arrival as well, at least half the input
-            // tokens go, at any keep_last.
-            assert!(
-                full.tokens * 2 <= none.tokens,
-                "{} vs {}",
-                full.tokens,
-                none.tokens
-            );
-            assert!(full.cost_usd < snip.cost_usd);
-            assert!(snip.cost_usd < one.cost_usd);
-            assert!(snip.cost_usd < none.cost_usd);
-            assert!(snip.prefix_breaks < one.prefix_breaks);
-            if keep_last == 6 {
-                assert!(
-                    snip.tokens * 2 <= none.tokens,
-                    "{} vs {}",
-                    snip.tokens,
-                    none.tokens
-                );
-            }
-        }
+    fn prices_follow_the_tables() {
+        let calls = [
+            CallStat {
+                tokens: 10_000,
+                prefix_tokens: 0,
+            },
+            CallStat {
+                tokens: 12_000,
+                prefix_tokens: 10_000,
+            },
+            CallStat {
+                tokens: 12_500,
+                prefix_tokens: 500,
+            },
+        ];
+        let [a, o] = PROVIDERS;
+        // Anthropic: 10,000 + 2,000 + 12,500 written at 1.25×, 10,000 read at 0.1×
+        // (the 500-token prefix is under the minimum).
+        let want = (24_500.0 * 3.75 + 10_000.0 * 0.30) / 1e6;
+        assert!((cost(&calls, &a) - want).abs() < 1e-9);
+        // OpenAI: cached counted in 128-token steps (9,984), the rest at input price.
+        let want = (9_984.0 * 0.50 + 24_516.0 * 2.0) / 1e6;
+        assert!((cost(&calls, &o) - want).abs() < 1e-9);
     }
 
     #[test]
-    fn prefix_of_growing_requests() {
-        assert_eq!(common_prefix(b"abcdef", b"abcxyz"), 3);
-        assert_eq!(common_prefix(b"", b"abc"), 0);
-        let a = vec![7u8; 10_000];
-        let mut b = a.clone();
-        b[9_000] = 1;
-        assert_eq!(common_prefix(&a, &b), 9_000);
+    fn clear_tool_uses_keeps_the_newest_results_over_its_trigger() {
+        let s = Session::realistic(30, 1).unwrap();
+        let r = s.request(29);
+        assert_eq!(clear_tool_uses(&r, 10, 100, 3), r);
+        let c = clear_tool_uses(&r, 1_000, 100, 3);
+        let results: Vec<&Value> = c["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .collect();
+        let kept = results
+            .iter()
+            .filter(|m| m["content"] != "[cleared to save context]")
+            .count();
+        assert_eq!(kept, 3);
+    }
+
+    #[test]
+    fn the_pass_is_measured_on_message_text() {
+        let s = Session::realistic(40, 2).unwrap();
+        let compressed = s.with_results_compressed();
+        let mut t = TokenCounter::default();
+        let none = measure(&s, &compressed, &Policy::None, &mut t);
+        // Without compression every call's prefix is the whole previous request.
+        for w in none.windows(2) {
+            assert_eq!(w[1].prefix_tokens, w[0].tokens);
+        }
+        let pass = measure(
+            &s,
+            &compressed,
+            &Policy::Pass {
+                settings: ContextSettings {
+                    min_messages: 0,
+                    ..ContextSettings::default()
+                },
+                per_result: false,
+            },
+            &mut t,
+        );
+        let sum = |v: &[CallStat]| v.iter().map(|c| c.tokens).sum::<u64>();
+        assert!(sum(&pass) < sum(&none));
+    }
+
+    /// The targets of `docs/context.md` on the realistic family (slow in debug builds:
+    /// `cargo test --release -p snip-bench --bin snip-bench session -- --ignored`).
+    #[test]
+    #[ignore = "a benchmark: run in release"]
+    fn targets_on_the_realistic_family() {
+        let report = sweep(&Args::default()).unwrap();
+        println!("{}", report.render(false));
+        let new = &report.policies[3];
+        let t = report.ratios("realistic", new, |c| c.tokens as f64);
+        assert!(median(t.iter().map(|x| x.1).collect()) <= 0.5);
+        let clear = &report.policies[6];
+        assert!(clear.starts_with("clear_tool_uses"));
+        for k in 0..PROVIDERS.len() {
+            let c = report.ratios("realistic", new, |c| c.cost[k]);
+            let m = median(c.iter().map(|x| x.1).collect());
+            assert!(m < 1.0);
+            assert!(c.iter().all(|x| x.1 <= 1.0), "{c:?}");
+            let cl = report.ratios("realistic", clear, |c| c.cost[k]);
+            assert!(m < median(cl.iter().map(|x| x.1).collect()));
+        }
     }
 }
