@@ -64,15 +64,10 @@ pub fn compress_str_within(input: &str, source: &str, max_bytes: usize) -> Optio
     String::from_utf8(outcome.output).ok()
 }
 
-/// Answers one restore request given in its JSON form (see `docs/restore.md`) with
-/// the store's response in its JSON form. A request that does not deserialize answers
-/// `status: "invalid"`.
-pub fn restore(request: Value) -> Value {
-    let req: RestoreRequest = match serde_json::from_value(request) {
-        Ok(r) => r,
-        Err(e) => return json!({ "status": "invalid", "note": format!("invalid request: {e}") }),
-    };
-    serde_json::to_value(store().restore(&req))
+/// Answers one restore request (see `docs/restore.md`) with the store's response in
+/// its JSON form.
+pub fn restore_request(req: &RestoreRequest) -> Value {
+    serde_json::to_value(store().restore(req))
         .unwrap_or_else(|e| json!({ "status": "error", "note": e.to_string() }))
 }
 

@@ -35,6 +35,7 @@ pub mod id;
 pub mod ledger;
 pub mod options;
 pub mod reader;
+mod receipt;
 pub mod restore;
 mod store;
 
@@ -43,6 +44,7 @@ pub use error::StoreError;
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::StoreOptions;
 pub use reader::{compress_reader, Compressed, ReadError};
+pub use receipt::Receipt;
 pub use restore::{
     Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
 };

@@ -214,6 +214,24 @@ impl Ctx<'_> {
     }
 }
 
+/// The JSON Schema (draft 2020-12) of a [`RestoreRequest`]: the `snip_restore` tool's
+/// parameters, as MCP tool definitions carry them (an object at the root, no
+/// `$schema` key). Committed as `docs/schema/snip_restore.json`; a test diffs it.
+pub fn schema() -> serde_json::Map<String, serde_json::Value> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12();
+    let schema = settings
+        .into_generator()
+        .into_root_schema_for::<RestoreRequest>();
+    match serde_json::to_value(schema) {
+        Ok(serde_json::Value::Object(mut o)) => {
+            o.remove("$schema");
+            o
+        }
+        // A derived schema always serializes to an object.
+        _ => serde_json::Map::new(),
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes` (what `sha256` in a response reports).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&id::sha256(bytes))

@@ -2,10 +2,11 @@
 //! the two ways one arrives (a marker's quoted call, or JSON).
 
 use super::response::RestoreResponse;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How to slice the original.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RestoreMode {
     /// Bytes `[start, end)`, 0-based, half-open (the default).
@@ -19,10 +20,16 @@ pub enum RestoreMode {
     Full,
 }
 
-/// A restore call, as a model or tool sends it (deserialized from JSON by the MCP
-/// server and the Python bindings). Unknown fields are rejected.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// A restore call, as a model or tool sends it: the arguments of the `snip_restore`
+/// tool (MCP server, Python bindings, Hermes plugin). Unknown fields are rejected.
+/// Its JSON Schema is [`crate::restore::schema`], committed as
+/// `docs/schema/snip_restore.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "snip_restore",
+    description = "Arguments of snip_restore: copy them from the restore call a [snip: …] marker quotes."
+)]
 pub struct RestoreRequest {
     /// The store id quoted in the marker (`sn_` + 24 lowercase hex).
     pub id: String,
@@ -31,27 +38,28 @@ pub struct RestoreRequest {
     pub mode: RestoreMode,
     /// `bytes`: first byte, 0-based (default 0). `lines`/`search`: first line,
     /// 1-based (default 1). Ignored by `full`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<u64>,
     /// `bytes`: end byte, exclusive (default: the end). `lines`/`search`: last line,
     /// inclusive (default: the last line). Values past the end are clamped.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<u64>,
     /// `search` only: the literal text to find (1 to 1024 bytes).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// A JSON pointer (RFC 6901) to scope the request to one value of a JSON
     /// original: for a string, its decoded UTF-8 bytes; for any other value, its
     /// exact text in the original. For a JSON Lines original, the first token is the
     /// 0-based line index.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    /// Response cap in bytes of content (default `SNIP_RECOVERY_MAX_BYTES`; at least
-    /// 4; clamped to 65536).
-    #[serde(default)]
+    /// Response cap in bytes of content (default `SNIP_RECOVERY_MAX_BYTES`, 8192; at
+    /// least 4; clamped to 65536). Longer ranges are paged: send the response's
+    /// `next` as `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<usize>,
     /// `search` only: lines of context on each side of a match (default 2, at most 20).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<usize>,
 }
 

@@ -3,10 +3,11 @@
 use super::request::{RestoreMode, RestoreRequest};
 use crate::id;
 use base64::Engine as _;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The outcome of a restore call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RestoreStatus {
     /// The slice is in `content`.
@@ -26,7 +27,7 @@ pub enum RestoreStatus {
 }
 
 /// How `content` relates to the original bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Encoding {
     /// `content` is exactly the slice's bytes.
     #[serde(rename = "utf-8")]
@@ -38,7 +39,7 @@ pub enum Encoding {
 }
 
 /// One search match: a line that contains the query.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchMatch {
     /// Line number in the scope, 1-based.
     pub line: u64,
@@ -51,7 +52,7 @@ pub struct SearchMatch {
 /// `status`, `id`, `mode`, `content`, `start`, `end`, `next`, `total_bytes`,
 /// `sha256` and `note` are always present (`null` when not applicable); the other
 /// fields only when they apply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RestoreResponse {
     /// The outcome.
     pub status: RestoreStatus,
