@@ -46,7 +46,8 @@ pub use options::StoreOptions;
 pub use reader::{compress_reader, Compressed, ReadError};
 pub use receipt::Receipt;
 pub use restore::{
-    Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
+    Align, Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus,
+    SearchMatch,
 };
 pub use store::{GcReport, Store};
 

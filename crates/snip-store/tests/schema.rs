@@ -36,6 +36,7 @@ fn every_request_field_is_in_the_schema_and_only_id_is_required() {
     full.field = Some("/a".into());
     full.max_bytes = Some(64);
     full.context = Some(1);
+    full.align = Some(snip_store::Align::Token);
     let v = serde_json::to_value(&full).unwrap();
     let props = s["properties"].as_object().unwrap();
     let fields: Vec<&String> = v.as_object().unwrap().keys().collect();

@@ -11,7 +11,8 @@ mod modes;
 mod request;
 mod response;
 
-pub use request::{RestoreMode, RestoreRequest};
+pub use modes::TOKEN_MARGIN;
+pub use request::{Align, RestoreMode, RestoreRequest};
 pub use response::{Encoding, JsonText, RestoreResponse, RestoreStatus, SearchMatch};
 
 use crate::entry::{Damaged, Entry};

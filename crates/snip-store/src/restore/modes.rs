@@ -2,6 +2,7 @@
 //! `full`, answered in `mod.rs`), each bounded by the response cap.
 
 use super::lines::LineIndex;
+use super::request::Align;
 use super::response::{RestoreResponse, RestoreStatus, SearchMatch};
 use super::{
     Ctx, DEFAULT_CONTEXT, MAX_CONTEXT, MAX_QUERY_BYTES, SEARCH_LINE_WINDOW, UNTRUSTED_NOTE,
@@ -36,6 +37,18 @@ impl Ctx<'_> {
         let window_end = (start + self.cap as u64 + 3).min(scope_len);
         let win = read(start, window_end.max(start))?;
         let page_end = page_end(&win, start, end, self.cap);
+        if self.req.align == Some(Align::Token) && page_end > start {
+            // The page with up to TOKEN_MARGIN bytes on each side, to see whole tokens.
+            let from = start.saturating_sub(TOKEN_MARGIN);
+            let to = (page_end + TOKEN_MARGIN).min(scope_len);
+            let buf = read(from, to)?;
+            let (a, b) = whole_tokens(&buf, from, start, page_end, scope_len);
+            let mut r = base.with_content(&buf[(a - from) as usize..(b - from) as usize]);
+            r.start = Some(a);
+            r.end = Some(b);
+            r.next = (b < end).then_some(b);
+            return Ok(r);
+        }
         let mut r = base.with_content(&win[..(page_end - start) as usize]);
         r.start = Some(start);
         r.end = Some(page_end);
@@ -256,6 +269,58 @@ impl Ctx<'_> {
     }
 }
 
+/// How far `align: "token"` may move a page's end, in bytes: the longest token it
+/// keeps whole.
+pub const TOKEN_MARGIN: u64 = 1024;
+
+/// The bytes that end a token for `align: "token"`: ASCII blanks.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0c | 0x0b)
+}
+
+/// `align: "token"`: the page `[start, end)` with its ends moved off the inside of a
+/// token (a run of non-blank bytes) no longer than [`TOKEN_MARGIN`], so that a reader
+/// that filters one page at a time (secret redaction) sees each such token whole. A
+/// start inside a token moves back to the token's start; an end inside one moves back
+/// to the token's start or, when the page begins inside or at that token, forward to
+/// its end. Longer tokens are cut where the page falls, on both sides alike, so
+/// following `next` still reads every byte exactly once. `buf` holds the scope's bytes
+/// from `base` on, at least [`TOKEN_MARGIN`] bytes past each end of the page where the
+/// scope has them; `len` is the scope's size.
+pub(super) fn whole_tokens(buf: &[u8], base: u64, start: u64, end: u64, len: u64) -> (u64, u64) {
+    let buf_end = base + buf.len() as u64;
+    // The token a cut at `pos` would split, when `buf` shows both its ends and it is
+    // no longer than the margin.
+    let token_at = |pos: u64| -> Option<(u64, u64)> {
+        if pos == 0 || pos >= len {
+            return None;
+        }
+        let k = (pos - base) as usize;
+        if is_blank(buf[k - 1]) || is_blank(buf[k]) {
+            return None;
+        }
+        let a = buf[..k]
+            .iter()
+            .rposition(|&c| is_blank(c))
+            .map_or(0, |i| i + 1);
+        let b = buf[k..]
+            .iter()
+            .position(|&c| is_blank(c))
+            .map_or(buf.len(), |i| k + i);
+        if (a == 0 && base > 0) || (b == buf.len() && buf_end < len) {
+            return None; // an end lies past the margin read
+        }
+        ((b - a) as u64 <= TOKEN_MARGIN).then_some((base + a as u64, base + b as u64))
+    };
+    let new_start = token_at(start).map_or(start, |t| t.0);
+    let new_end = match token_at(end) {
+        Some((a, _)) if a > new_start => a,
+        Some((_, b)) => b,
+        None => end,
+    };
+    (new_start, new_end)
+}
+
 /// Where a page starting at `start` ends: `end` if the page fits in `cap` bytes,
 /// else `start + cap` moved back to the start of a UTF-8 sequence that the cut would
 /// split. `win` holds scope bytes from `start` on, up to 3 bytes past the cut.
@@ -325,6 +390,24 @@ fn truncate_on_char(s: &mut String, max: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_alignment_moves_ends_off_short_tokens_only() {
+        let t = b"aa secretkey bb";
+        // The start inside `secretkey` moves back; the end inside it moves back too.
+        assert_eq!(whole_tokens(t, 0, 5, 15, 15), (3, 15));
+        assert_eq!(whole_tokens(t, 0, 0, 6, 15), (0, 3));
+        // A page that begins at the token and ends inside it takes the whole token.
+        assert_eq!(whole_tokens(t, 0, 3, 6, 15), (3, 12));
+        // Cuts on blanks stay.
+        assert_eq!(whole_tokens(t, 0, 2, 12, 15), (2, 12));
+        // A token longer than the margin is cut where the page falls.
+        let long = [b"x ".as_slice(), &[b'k'; 2000], b" y"].concat();
+        let n = long.len() as u64;
+        assert_eq!(whole_tokens(&long, 0, 100, 900, n), (100, 900));
+        // A token whose start lies before the bytes read is not moved.
+        assert_eq!(whole_tokens(&t[4..], 4, 5, 15, 15), (5, 15));
+    }
 
     #[test]
     fn page_end_never_splits_a_code_point() {

@@ -20,6 +20,16 @@ pub enum RestoreMode {
     Full,
 }
 
+/// How a `bytes` page's ends are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Align {
+    /// Ends move off the inside of a token (a run of non-blank bytes) of at most 1024
+    /// bytes, so a page never splits one; the page may then hold up to 1024 bytes
+    /// more on each side than `max_bytes`.
+    Token,
+}
+
 /// A restore call, as a model or tool sends it: the arguments of the `snip_restore`
 /// tool (MCP server, Python bindings, Hermes plugin). Unknown fields are rejected.
 /// Its JSON Schema is [`crate::restore::schema`], committed as
@@ -61,6 +71,12 @@ pub struct RestoreRequest {
     /// `search` only: lines of context on each side of a match (default 2, at most 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<usize>,
+    /// `bytes` only: `"token"` keeps tokens of up to 1024 bytes whole at the page's
+    /// ends (for a reader that filters each page, e.g. secret redaction); `start`,
+    /// `end` and `next` in the response give the page's real range. Default: cut at
+    /// the byte (on a UTF-8 boundary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<Align>,
 }
 
 impl RestoreRequest {
