@@ -20,44 +20,38 @@ fn store() -> &'static StoreHandle {
 /// Never fails: a configuration error, a store that cannot be opened or any internal
 /// error yields an unchanged (or lossless-only) [`Outcome`] (fail open).
 pub fn compress(input: &[u8], source: &str) -> Outcome {
-    compress_within(input, source, usize::MAX)
-}
-
-/// [`compress`] with the budget lowered to `max_bytes` when that is below the
-/// configured one (see [`within`]): for one of several outputs that share a budget.
-pub fn compress_within(input: &[u8], source: &str, max_bytes: usize) -> Outcome {
     let Ok(config) = crate::common::core_config() else {
         return Outcome::unchanged(input);
     };
-    snip_store::compress_recorded(input, &within(&config, max_bytes), store(), source)
-}
-
-/// `config` with its budget lowered to `max_bytes` (never raised), and the head, tail
-/// and salient shares scaled with it, so they keep their proportions.
-pub fn within(config: &Config, max_bytes: usize) -> Config {
-    if max_bytes >= config.max_bytes {
-        return config.clone();
-    }
-    let scale = |v: usize| (v as u128 * max_bytes as u128 / config.max_bytes as u128) as usize;
-    Config {
-        max_bytes,
-        head_bytes: scale(config.head_bytes),
-        tail_bytes: scale(config.tail_bytes),
-        salient_bytes: scale(config.salient_bytes),
-        ..config.clone()
-    }
+    snip_store::compress_recorded(input, &config, store(), source)
 }
 
 /// Compresses a UTF-8 string field. Returns `None` when nothing shrank or the output
 /// is not valid UTF-8 (the core never splits a code point, so this only guards
 /// against a broken invariant).
 pub fn compress_str(input: &str, source: &str) -> Option<String> {
-    compress_str_within(input, source, usize::MAX)
+    shrunk(input, compress(input.as_bytes(), source))
 }
 
-/// [`compress_str`] within `max_bytes` (see [`compress_within`]).
-pub fn compress_str_within(input: &str, source: &str, max_bytes: usize) -> Option<String> {
-    let outcome = compress_within(input.as_bytes(), source, max_bytes);
+/// Compresses texts a reader sees together under `config`'s one budget (see
+/// [`snip_store::compress_parts`]); an absent text counts as empty. Each answer is as
+/// [`compress_str`]'s.
+pub fn compress_parts_str<const N: usize>(
+    texts: [Option<&str>; N],
+    config: &Config,
+    source: &str,
+) -> [Option<String>; N] {
+    let parts = texts.map(|t| t.unwrap_or_default().as_bytes());
+    let outcomes = snip_store::compress_parts(&parts, config, store(), source);
+    let mut outcomes = outcomes.into_iter();
+    texts.map(|t| {
+        let o = outcomes.next()?;
+        shrunk(t?, o)
+    })
+}
+
+/// `outcome`'s output as a string when it is shorter than `input`.
+fn shrunk(input: &str, outcome: Outcome) -> Option<String> {
     if !outcome.changed || outcome.output.len() >= input.len() {
         return None;
     }

@@ -34,6 +34,7 @@ mod fsutil;
 pub mod id;
 pub mod ledger;
 pub mod options;
+mod parts;
 pub mod reader;
 mod receipt;
 pub mod restore;
@@ -43,6 +44,7 @@ pub use entry::HEADER_LEN;
 pub use error::StoreError;
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::StoreOptions;
+pub use parts::{compress_parts, within};
 pub use reader::{compress_reader, Compressed, ReadError};
 pub use receipt::Receipt;
 pub use restore::{
