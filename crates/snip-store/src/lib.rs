@@ -30,6 +30,7 @@
 
 mod entry;
 pub mod error;
+mod fields;
 mod fsutil;
 pub mod id;
 pub mod ledger;
@@ -42,6 +43,7 @@ mod store;
 
 pub use entry::HEADER_LEN;
 pub use error::StoreError;
+pub use fields::{compress_json_fields, Fields, MIN_FIELD_CHARS};
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::StoreOptions;
 pub use parts::{compress_parts, within};
