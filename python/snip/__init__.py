@@ -91,6 +91,7 @@ def restore(
     field: str | None = None,
     max_bytes: int | None = None,
     context: int | None = None,
+    align: str | None = None,
     **opts: Any,
 ) -> RestoreResponse:
     """Answers a restore call: one bounded slice of a retained original.
@@ -100,6 +101,8 @@ def restore(
     numbers and ``context`` lines around each match) or ``"full"``. ``field`` (a JSON
     pointer) scopes the call to one value of a JSON original; ``max_bytes`` caps the
     content (default ``SNIP_RECOVERY_MAX_BYTES``, 8,192; at most 65,536).
+    ``align="token"`` (``bytes`` only) keeps tokens of up to 1,024 bytes whole at the
+    page's ends.
 
     Returns the store's response as a dict: ``status`` (``ok``, ``not_found``,
     ``expired``, ``too_large``, ``invalid``, ``unavailable``, ``error``), ``content``,
@@ -119,6 +122,7 @@ def restore(
             field=field,
             max_bytes=max_bytes,
             context=context,
+            align=align,
             **opts,
         )
     except (TypeError, ValueError, OverflowError) as exc:

@@ -18,6 +18,7 @@ class RuleCounts(TypedDict, total=False):
     id: str
 
 class _ReceiptBase(TypedDict):
+    output_encoding: Literal["utf-8", "utf-8-lossy"]
     changed: bool
     original_bytes: int
     output_bytes: int
@@ -83,8 +84,24 @@ def restore(
     field: str | None = None,
     max_bytes: int | None = None,
     context: int | None = None,
+    align: Literal["token"] | None = None,
     **opts: Any,
 ) -> RestoreResponse: ...
+def restore_call(args: dict[str, Any], /, **opts: Any) -> RestoreResponse:
+    """A restore call given as one dict of a tool call's arguments."""
+
+def restore_schema() -> dict[str, Any]:
+    """The JSON Schema of a restore request (``docs/schema/snip_restore.json``)."""
+
+def compress_parts(parts: list[str], /, **opts: Any) -> list[TextReceipt]:
+    """Compresses ``parts`` so that together they fit one budget; one receipt each."""
+
+def compress_json_fields(
+    text: str, keep_keys: list[str], /, **opts: Any
+) -> tuple[bool, str | None]:
+    """A JSON result's string fields compressed one by one: ``(is_json, new_text)``,
+    ``new_text`` ``None`` when nothing changed."""
+
 def config(**opts: Any) -> ConfigDict: ...
 def compress_messages(messages_json: str, /, **settings: Any) -> str | None:
     """The conversation pass over a JSON list of messages: the new list as JSON, or

@@ -231,18 +231,20 @@ def test_hermes_restore_tool_refuses_unknown_arguments(store: Path) -> None:
 
 
 def test_tool_result_numbers_are_written_back_as_they_came(store: Path) -> None:
-    """`transform_tool_result` decodes a JSON result to compress its text fields; a
-    number Python would write differently (0.10000000000000000555 as 0.1, 1E5 as
-    100000.0, 1e400 as Infinity, which is not JSON) keeps the result away from that
-    path."""
+    """`transform_tool_result` compresses a JSON result's text fields in the core,
+    which writes every number back as its exact text, also those Python would write
+    differently (0.10000000000000000555 as 0.1, 1E5 as 100000.0, 1e400 as Infinity,
+    which is not JSON)."""
     from snip import hermes
 
     frames = "".join(f"\rfetch {i:3d}%" for i in range(300)) + "\ndone\n"
     log = "".join(f"step {i:05d} of the build finished\n" for i in range(2000))
     for number in ("0.10000000000000000555", "1E5", "1e400", "-0.50"):
-        # Under the budget: left as it came (the JSON rule runs only over it).
+        # Under the budget: the text field shrinks, the number's text is kept.
         result = '{"output": %s, "exit_code": 7, "x": %s}' % (json.dumps(frames), number)
-        assert hermes.transform_tool_result(tool_name="process", result=result) is None
+        out = hermes.transform_tool_result(tool_name="process", result=result)
+        assert out is not None and len(out) < len(result) / 10, number
+        assert out.endswith(f'"exit_code": 7, "x": {number}}}'), out[-100:]
         # Over it: the core's JSON rule elides inside the string, number text kept.
         result = '{"output": %s, "exit_code": 7, "x": %s}' % (json.dumps(log), number)
         out = hermes.transform_tool_result(tool_name="process", result=result)
@@ -337,3 +339,28 @@ def test_a_store_that_cannot_keep_originals_is_logged_once(
     told = [r for r in caplog.records if "could not keep" in r.getMessage()]
     assert len(told) == 1, caplog.text
     assert "other users can write" in told[0].getMessage()
+
+
+def test_restore_schema_is_the_committed_one(store: Path) -> None:
+    """The plugin's tool announces the schema the core generates from its restore
+    request, and that is the committed `docs/schema/snip_restore.json`."""
+    from snip import hermes
+
+    root = Path(__file__).resolve().parents[2]
+    committed = json.loads((root / "docs" / "schema" / "snip_restore.json").read_text())
+    assert snip._core().restore_schema() == committed
+    assert hermes.restore_schema()["parameters"] == committed
+    assert "align" in committed["properties"]
+
+
+def test_compress_parts_shares_one_budget(store: Path) -> None:
+    """A short part that fits keeps its text; the long one gets what it left; the
+    receipts come back in the order given and carry the CLI receipt's keys."""
+    long = "".join(f"{i:05d} compiling module_{i} with flags -O2\n" for i in range(5000))
+    short = "warning: unused variable\n" * 3
+    r = snip._core().compress_parts([long, short], max_bytes=4096)
+    assert [x["changed"] for x in r] == [True, False]
+    assert r[1]["output"] == short and r[1]["output_encoding"] == "utf-8"
+    assert len(r[0]["output"].encode()) + len(short) <= 4096
+    assert len(r[0]["output"].encode()) > 2048, "the long part had only half"
+    assert "output_base64" not in r[0]

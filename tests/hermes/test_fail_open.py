@@ -32,9 +32,9 @@ class PanicException(BaseException):
     pass
 def _boom(*a, **k):
     raise {exc}("native core failure injected by the test")
-_n.compress = _boom
-_n.compress_messages = _boom
-_n.restore = _boom
+for _name in ("compress", "compress_parts", "compress_json_fields", "compress_messages",
+              "restore", "restore_call", "config"):
+    setattr(_n, _name, _boom)
 """
 
 

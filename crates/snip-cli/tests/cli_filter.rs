@@ -65,6 +65,9 @@ fn receipt_has_the_documented_fields() {
     assert_eq!(v["rules"][0]["id"], "terminal-render");
     assert!(v["rules"][0]["frames_removed"].as_u64().unwrap() > 300);
     assert!(v["id"].as_str().unwrap().starts_with("sn_"));
+    // The one receipt every surface returns: the store's answer is in it too.
+    assert_eq!(v["retention"], "retained");
+    assert_eq!(v["retention_error"], serde_json::Value::Null);
     assert_eq!(v["output_encoding"], "utf-8");
     assert!(v.get("output_base64").is_none());
 }

@@ -212,6 +212,30 @@ fn restore_modes_and_a_pasted_marker_call() {
     let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
     assert_eq!(o.stdout.len(), 100);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bytes 100:"));
+    // --align token: the page ends before the word the cap would split, and the hint
+    // keeps the flag.
+    // (Byte 97 is inside "served" on the third line.)
+    let plain = env
+        .run(&["restore", &id, "--raw", "--max-bytes", "97"])
+        .stdout;
+    let o = env.run(&[
+        "restore",
+        &id,
+        "--raw",
+        "--max-bytes",
+        "97",
+        "--align",
+        "token",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(plain.len(), 97);
+    assert!(o.stdout.len() == 93 && plain.starts_with(&o.stdout));
+    assert!(o.stdout.last().unwrap().is_ascii_whitespace());
+    let hint = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        hint.contains(&format!("--bytes {}:", o.stdout.len())) && hint.contains("--align token"),
+        "{hint}"
+    );
     // A paged search: the hint keeps every flag given, and running it goes on.
     let args = [
         "restore",

@@ -87,8 +87,9 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
 /// compressed whole instead of a 2 KB preview.
 ///
 /// The model reads `stdout` and `stderr` together, so they share one budget
-/// (`SNIP_MAX_BYTES`): the shorter stream may use up to half of it, the longer one
-/// what the shorter one left (at least half). A stream that fits is left as it is.
+/// (`SNIP_MAX_BYTES`) by [`snip_store::compress_parts`]: the shorter stream may use up
+/// to half of it, the longer one what the shorter one left (at least half), and
+/// neither less than the core's minimum budget. A stream that fits is left as it is.
 fn shell_output(response: &Value, source: &str) -> Option<Value> {
     let fields = response.as_object()?;
     let persisted = response.get("persistedOutputPath").and_then(Value::as_str);
@@ -115,27 +116,9 @@ fn shell_output(response: &Value, source: &str) -> Option<Value> {
             (k.clone(), v)
         })
         .collect();
-    let budget = crate::common::core_config().ok()?.max_bytes;
-    let len = |t: &Option<Cow<'_, str>>| t.as_deref().map_or(0, str::len);
-    let stdout_first = len(&stdout) <= len(&stderr);
-    let (first, second) = if stdout_first {
-        (&stdout, &stderr)
-    } else {
-        (&stderr, &stdout)
-    };
-    let first_out = first
-        .as_deref()
-        .and_then(|t| engine::compress_str_within(t, source, budget / 2));
-    let first_len = first_out.as_ref().map_or(len(first), String::len);
-    let second_budget = budget.saturating_sub(first_len).max(budget / 2);
-    let second_out = second
-        .as_deref()
-        .and_then(|t| engine::compress_str_within(t, source, second_budget));
-    let (new_stdout, new_stderr) = if stdout_first {
-        (first_out, second_out)
-    } else {
-        (second_out, first_out)
-    };
+    let config = crate::common::core_config().ok()?;
+    let [new_stdout, new_stderr] =
+        engine::compress_parts_str([stdout.as_deref(), stderr.as_deref()], &config, source);
     let changed = new_stdout.is_some() || new_stderr.is_some();
     if new_stdout.is_none() && persisted.is_some() {
         // Nothing shrank: Claude Code's preview stays.

@@ -20,19 +20,20 @@ fn store() -> &'static StoreHandle {
 /// Never fails: a configuration error, a store that cannot be opened or any internal
 /// error yields an unchanged (or lossless-only) [`Outcome`] (fail open).
 pub fn compress(input: &[u8], source: &str) -> Outcome {
-    compress_within(input, source, usize::MAX)
-}
-
-/// [`compress`] with the budget lowered to `max_bytes` when that is below the
-/// configured one (see [`within`]): for one of several outputs that share a budget.
-pub fn compress_within(input: &[u8], source: &str, max_bytes: usize) -> Outcome {
     let Ok(config) = crate::common::core_config() else {
         return Outcome::unchanged(input);
     };
-    let config = within(&config, max_bytes);
-    let mut outcome = snip_store::compress_recorded(input, &config, store(), source);
-    if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
-        if outcome.output.len() > config.max_bytes {
+    let outcome = snip_store::compress_recorded(input, &config, store(), source);
+    finish(outcome, config.max_bytes)
+}
+
+/// What every outcome of this process goes through before a host sees it: a store
+/// failure that left the output over `max_bytes` is remembered (see
+/// [`store_failure`]), and restore calls quoting the fresh id take the host's name for
+/// the restore tool (see [`set_restore_tool`]).
+fn finish(mut outcome: Outcome, max_bytes: usize) -> Outcome {
+    if let Some(Retention::Failed { reason }) = &outcome.retention {
+        if outcome.output.len() > max_bytes {
             let _ = NOT_KEPT.set(reason.clone());
         }
     }
@@ -94,47 +95,42 @@ fn name_restore_tool(output: &[u8], id: &str, tool: &str) -> Vec<u8> {
     out
 }
 
-/// `config` with its budget lowered to `max_bytes` (never raised), and the head, tail
-/// and salient shares scaled with it, so they keep their proportions.
-pub fn within(config: &Config, max_bytes: usize) -> Config {
-    if max_bytes >= config.max_bytes {
-        return config.clone();
-    }
-    let scale = |v: usize| (v as u128 * max_bytes as u128 / config.max_bytes as u128) as usize;
-    Config {
-        max_bytes,
-        head_bytes: scale(config.head_bytes),
-        tail_bytes: scale(config.tail_bytes),
-        salient_bytes: scale(config.salient_bytes),
-        ..config.clone()
-    }
-}
-
 /// Compresses a UTF-8 string field. Returns `None` when nothing shrank or the output
 /// is not valid UTF-8 (the core never splits a code point, so this only guards
 /// against a broken invariant).
 pub fn compress_str(input: &str, source: &str) -> Option<String> {
-    compress_str_within(input, source, usize::MAX)
+    shrunk(input, compress(input.as_bytes(), source))
 }
 
-/// [`compress_str`] within `max_bytes` (see [`compress_within`]).
-pub fn compress_str_within(input: &str, source: &str, max_bytes: usize) -> Option<String> {
-    let outcome = compress_within(input.as_bytes(), source, max_bytes);
+/// Compresses texts a reader sees together under `config`'s one budget (see
+/// [`snip_store::compress_parts`]); an absent text counts as empty. Each answer is as
+/// [`compress_str`]'s.
+pub fn compress_parts_str<const N: usize>(
+    texts: [Option<&str>; N],
+    config: &Config,
+    source: &str,
+) -> [Option<String>; N] {
+    let parts = texts.map(|t| t.unwrap_or_default().as_bytes());
+    let outcomes = snip_store::compress_parts(&parts, config, store(), source);
+    let mut outcomes = outcomes.into_iter();
+    texts.map(|t| {
+        let o = finish(outcomes.next()?, config.max_bytes);
+        shrunk(t?, o)
+    })
+}
+
+/// `outcome`'s output as a string when it is shorter than `input`.
+fn shrunk(input: &str, outcome: Outcome) -> Option<String> {
     if !outcome.changed || outcome.output.len() >= input.len() {
         return None;
     }
     String::from_utf8(outcome.output).ok()
 }
 
-/// Answers one restore request given in its JSON form (see `docs/restore.md`) with
-/// the store's response in its JSON form. A request that does not deserialize answers
-/// `status: "invalid"`.
-pub fn restore(request: Value) -> Value {
-    let req: RestoreRequest = match serde_json::from_value(request) {
-        Ok(r) => r,
-        Err(e) => return json!({ "status": "invalid", "note": format!("invalid request: {e}") }),
-    };
-    serde_json::to_value(store().restore(&req))
+/// Answers one restore request (see `docs/restore.md`) with the store's response in
+/// its JSON form.
+pub fn restore_request(req: &RestoreRequest) -> Value {
+    serde_json::to_value(store().restore(req))
         .unwrap_or_else(|e| json!({ "status": "error", "note": e.to_string() }))
 }
 

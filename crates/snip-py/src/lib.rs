@@ -1,9 +1,16 @@
 //! `snip._native`: snip's Rust core in-process for Python (PyO3, abi3, CPython ≥ 3.11).
 //!
-//! Four functions, each a thin translation of one library call:
+//! Functions, each a thin translation of one library call:
 //!
-//! - [`compress`] → [`snip_store::compress_recorded`]: the output and its receipt;
-//! - [`restore`] → [`snip_store::StoreHandle::restore`]: the store's response;
+//! - [`compress`] → [`snip_store::compress_recorded`]: the output and its receipt
+//!   ([`snip_store::Receipt`]);
+//! - [`compress_parts`] → [`snip_store::compress_parts`]: several texts under one
+//!   budget;
+//! - [`compress_json_fields`] → [`snip_store::compress_json_fields`]: a JSON
+//!   result's string fields, one by one;
+//! - [`restore`], [`restore_call`] → [`snip_store::StoreHandle::restore`]: the
+//!   store's response;
+//! - [`restore_schema`] → [`snip_store::restore::schema`]: the request's JSON Schema;
 //! - [`config`] → the resolved `SNIP_*` settings;
 //! - [`compress_messages`] → [`snip_context::compress_messages`]: the conversation
 //!   pass over a JSON list of messages.
@@ -12,10 +19,11 @@
 //! store defaults to `$HERMES_HOME/cache/snip` when `HERMES_HOME` is set); keyword
 //! options override single variables for one call (see [`settings`]). Rust work runs
 //! with the GIL released, and every failure, panics included, returns the original.
+//! Requests, responses and receipts are the store's serde types, converted with
+//! `pythonize`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod convert;
 pub mod settings;
 mod stores;
 
@@ -25,8 +33,11 @@ use std::sync::OnceLock;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pythonize::{depythonize, pythonize};
 use snip_core::{Config, Outcome, Retention};
-use snip_store::{LedgerRow, RestoreRequest, RestoreResponse, RestoreStatus, StoreOptions};
+use snip_store::{
+    LedgerRow, Receipt, RestoreRequest, RestoreResponse, RestoreStatus, StoreOptions,
+};
 
 use crate::settings::Overrides;
 
@@ -38,7 +49,8 @@ const FORMAT_OPTION: &str = "format";
 /// Compresses one tool output; returns the receipt as a dict.
 ///
 /// `text` is a `str` (compressed as its UTF-8 bytes) or `bytes` (may be invalid
-/// UTF-8); the receipt's `output` has the same type. Receipt keys: `output`,
+/// UTF-8); the receipt's `output` has the same type. Receipt keys ([`Receipt`]): `output`,
+/// `output_encoding`,
 /// `changed`, `original_bytes`, `output_bytes` (bytes), `rules` (`[{"id": rule,
 /// name: count, ...}]`), `id` (the retained original's store id or `None`),
 /// `retained` (whether `id` is set), `lossy`,
@@ -165,52 +177,173 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
-/// Builds the receipt dict of `outcome`, with `output` already converted.
+/// The receipt dict of `outcome` ([`Receipt`], in its key order), with `output` the
+/// `str` or `bytes` given (so `output_base64` is dropped: `output` is exact).
 fn receipt<'py>(
     py: Python<'py>,
     outcome: &Outcome,
     output: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
+    let d = pythonize(py, &Receipt::of(outcome))?.cast_into::<PyDict>()?;
     d.set_item("output", output)?;
-    d.set_item("changed", outcome.changed)?;
-    d.set_item("original_bytes", outcome.original_bytes)?;
-    d.set_item("output_bytes", outcome.output_bytes())?;
-    let rules = PyList::empty(py);
-    for r in &outcome.rules {
-        let rd = PyDict::new(py);
-        rd.set_item("id", r.id.as_str())?;
-        for (name, count) in &r.counts {
-            rd.set_item(*name, *count)?;
-        }
-        rules.append(rd)?;
+    if d.contains("output_base64")? {
+        d.del_item("output_base64")?;
     }
-    d.set_item("rules", rules)?;
-    d.set_item("id", outcome.id())?;
-    d.set_item("retained", outcome.id().is_some())?;
-    d.set_item("lossy", outcome.lossy)?;
-    let (retention, error) = match &outcome.retention {
-        None => (None, None),
-        Some(Retention::Retained { .. }) => (Some("retained"), None),
-        Some(Retention::Off) => (Some("off"), None),
-        Some(Retention::Failed { reason }) => (Some("failed"), Some(reason.as_str())),
-    };
-    d.set_item("retention", retention)?;
-    d.set_item("retention_error", error)?;
-    d.set_item("failed_open", outcome.failed_open.as_deref())?;
     Ok(d)
+}
+
+/// Compresses `parts` (a list of `str`) so that together they fit one budget
+/// (`max_bytes`, as [`compress`] reads it), by [`snip_store::compress_parts`]:
+/// shortest first, each part getting what the earlier ones left split evenly among
+/// the rest, at least `max_bytes / n` and never under the core's minimum (1024). For
+/// texts a reader sees together: a command's two streams, the two sides of a host's
+/// truncation notice. Returns one receipt per part, in order; options as
+/// [`compress`]'s. A setting that does not parse fails every part open.
+///
+/// # Errors
+/// `TypeError` for a part that is not a `str` (or has lone surrogates), or an unknown
+/// option.
+#[pyfunction]
+#[pyo3(signature = (parts, /, **opts))]
+fn compress_parts<'py>(
+    py: Python<'py>,
+    parts: Vec<String>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let overrides = settings::from_kwargs(opts, compress_variables(), &[SOURCE_OPTION])?;
+    let source = match opts.and_then(|o| o.get_item(SOURCE_OPTION).ok().flatten()) {
+        Some(s) if !s.is_none() => s.extract::<String>()?,
+        _ => "python".to_string(),
+    };
+    let outcomes = py.detach(|| {
+        let bytes: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+        let run = catch_unwind(AssertUnwindSafe(|| {
+            let config = match Config::from_lookup(|k| overrides.lookup(k)) {
+                Ok(c) => c,
+                Err(e) => return bytes.iter().map(|b| failed(b, &e.to_string())).collect(),
+            };
+            let handle = stores::handle(&overrides);
+            let out = snip_store::compress_parts(&bytes, &config, &handle, &source);
+            if out
+                .iter()
+                .any(|o| matches!(o.retention, Some(Retention::Failed { .. })))
+            {
+                stores::forget();
+            }
+            out
+        }));
+        run.unwrap_or_else(|p| {
+            let why = format!("internal panic: {}", panic_text(&*p));
+            bytes.iter().map(|b| failed(b, &why)).collect::<Vec<_>>()
+        })
+    });
+    let list = PyList::empty(py);
+    for (part, o) in parts.iter().zip(&outcomes) {
+        // A str in is a str out: an output that is not UTF-8 fails that part open.
+        let r = match std::str::from_utf8(&o.output) {
+            Ok(out) => receipt(py, o, PyString::new(py, out).into_any())?,
+            Err(_) => receipt(
+                py,
+                &failed(part.as_bytes(), "output is not UTF-8"),
+                PyString::new(py, part).into_any(),
+            )?,
+        };
+        list.append(r)?;
+    }
+    Ok(list)
+}
+
+/// Compresses the string fields of the JSON document `text` one by one (each with the
+/// whole budget, kept and recorded as [`compress`] does), by
+/// [`snip_store::compress_json_fields`]: strings under a key in `keep_keys` (names,
+/// not output) and short strings without control characters are kept, as are keys,
+/// their order and numbers' exact text. When the document is still over the budget,
+/// it is compressed whole (the core's JSON rule elides inside it), if that stays
+/// valid JSON. Returns `(is_json, new_text)`: `new_text` is the new document (with
+/// changed fields, written as `json.dumps(…, ensure_ascii=False)` writes it), or
+/// `None` when nothing changed (or `text` is not JSON, `is_json` false). Options as
+/// [`compress`]'s; a setting that does not parse changes nothing.
+///
+/// # Errors
+/// `TypeError` for an unknown option.
+#[pyfunction]
+#[pyo3(signature = (text, keep_keys, /, **opts))]
+fn compress_json_fields<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+    keep_keys: Vec<String>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(bool, Option<String>)> {
+    let overrides = settings::from_kwargs(opts, compress_variables(), &[SOURCE_OPTION])?;
+    let source = match opts.and_then(|o| o.get_item(SOURCE_OPTION).ok().flatten()) {
+        Some(s) if !s.is_none() => s.extract::<String>()?,
+        _ => "python".to_string(),
+    };
+    let Ok(text) = text.to_str() else {
+        return Ok((false, None)); // lone surrogates: not JSON text Rust can read
+    };
+    let fields = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let keep: Vec<&str> = keep_keys.iter().map(String::as_str).collect();
+            let Ok(config) = Config::from_lookup(|k| overrides.lookup(k)) else {
+                let json = serde_json::from_str::<&serde_json::value::RawValue>(text).is_ok();
+                return if json {
+                    snip_store::Fields::Unchanged
+                } else {
+                    snip_store::Fields::NotJson
+                };
+            };
+            let handle = stores::handle(&overrides);
+            let mut compress = |s: &str| {
+                let o = snip_store::compress_recorded(s.as_bytes(), &config, &handle, &source);
+                if matches!(o.retention, Some(Retention::Failed { .. })) {
+                    stores::forget();
+                }
+                (o.changed && !o.output.is_empty())
+                    .then(|| String::from_utf8(o.output).ok())
+                    .flatten()
+            };
+            let fields = snip_store::compress_json_fields(text, &keep, &mut compress);
+            let now = match &fields {
+                snip_store::Fields::Changed(t) => t.as_str(),
+                snip_store::Fields::Unchanged => text,
+                snip_store::Fields::NotJson => return fields,
+            };
+            if now.len() <= config.max_bytes {
+                return fields;
+            }
+            // Still over: the core's JSON rule elides inside the document (long
+            // strings, middles of long arrays); taken only when it stays JSON.
+            let whole = compress(now)
+                .filter(|w| serde_json::from_str::<&serde_json::value::RawValue>(w).is_ok());
+            whole.map_or(fields, snip_store::Fields::Changed)
+        }))
+        .unwrap_or(snip_store::Fields::Unchanged)
+    });
+    Ok(match fields {
+        snip_store::Fields::NotJson => (false, None),
+        snip_store::Fields::Unchanged => (true, None),
+        snip_store::Fields::Changed(t) => (true, Some(t)),
+    })
+}
+
+/// The JSON Schema of a restore request (the `snip_restore` tool's parameters), as a
+/// dict: `docs/schema/snip_restore.json`.
+#[pyfunction]
+fn restore_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(pythonize(py, &snip_store::restore::schema())?)
 }
 
 /// Answers a restore call; returns the store's response as a dict.
 ///
 /// `mode` is `bytes` (default), `lines`, `search` or `full`; `start`/`end`,
-/// `query`, `field` (a JSON pointer), `max_bytes` (content cap) and `context` follow
-/// the restore protocol (`docs/restore.md`). Other keyword options are store
+/// `query`, `field` (a JSON pointer), `max_bytes` (content cap), `context` and
+/// `align` (`"token"`) follow the restore protocol (`docs/restore.md`). Other keyword options are store
 /// variables (`store_dir=...`). A malformed request answers `status: "invalid"`, a
 /// store that cannot be opened `unavailable`; nothing here raises except an unknown
 /// option (`TypeError`).
 #[pyfunction]
-#[pyo3(signature = (id, mode=None, *, start=None, end=None, query=None, field=None, max_bytes=None, context=None, **opts))]
+#[pyo3(signature = (id, mode=None, *, start=None, end=None, query=None, field=None, max_bytes=None, context=None, align=None, **opts))]
 #[allow(clippy::too_many_arguments)]
 fn restore<'py>(
     py: Python<'py>,
@@ -222,12 +355,11 @@ fn restore<'py>(
     field: Option<&Bound<'py, PyAny>>,
     max_bytes: Option<&Bound<'py, PyAny>>,
     context: Option<&Bound<'py, PyAny>>,
+    align: Option<&Bound<'py, PyAny>>,
     opts: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let overrides = settings::from_kwargs(opts, store_variables(), &[])?;
-    // The request is built as JSON so that the store's own (strict) deserializer
-    // judges it, exactly as it judges the MCP server's requests.
-    let mut req = serde_json::Map::new();
+    let req = PyDict::new(py);
     let args = [
         ("id", Some(id)),
         ("mode", mode),
@@ -237,54 +369,98 @@ fn restore<'py>(
         ("field", field),
         ("max_bytes", max_bytes),
         ("context", context),
+        ("align", align),
     ];
-    let mut out_of_range = None;
     for (name, value) in args {
-        if let Some(v) = value.filter(|v| !v.is_none()) {
-            // An int JSON cannot carry (past 64 bits) is a bad request like any other:
-            // it gets `invalid`, not an exception.
-            if v.is_instance_of::<pyo3::types::PyInt>()
-                && !v.is_instance_of::<pyo3::types::PyBool>()
-                && v.extract::<u64>().is_err()
-                && v.extract::<i64>().is_err()
-            {
-                out_of_range.get_or_insert(name);
-                continue;
-            }
-            req.insert(name.to_string(), convert::to_json(v)?);
+        if let Some(v) = value {
+            req.set_item(name, v)?;
         }
     }
-    let response = match out_of_range {
-        Some(name) => invalid(
-            req.get("id"),
-            format!("invalid restore call: {name} is out of range (0 to 18446744073709551615)"),
-        ),
-        None => py.detach(|| run_restore(serde_json::Value::Object(req), &overrides)),
-    };
-    let value = serde_json::to_value(&response)
-        .map_err(|e| PyValueError::new_err(format!("restore response: {e}")))?;
-    convert::to_py(py, &value)
+    answer(py, &req, &overrides)
 }
 
-/// The `invalid` answer to a request the store cannot judge; `id` (the request's, when
-/// it is a string) is echoed.
-fn invalid(id: Option<&serde_json::Value>, note: String) -> RestoreResponse {
-    RestoreResponse::malformed(id.and_then(|v| v.as_str()).unwrap_or_default(), note)
+/// Answers a restore call given as one dict of its arguments (a tool call's, as a
+/// model sent them: `{"id": "sn_…", "mode": "lines", "start": 3}`); `None` values
+/// count as absent, and a whole number sent as a string of digits (`"120"`) as that
+/// number. Unknown arguments answer `invalid`. Keyword options are store variables.
+///
+/// # Errors
+/// `TypeError` for an unknown option.
+#[pyfunction]
+#[pyo3(signature = (args, /, **opts))]
+fn restore_call<'py>(
+    py: Python<'py>,
+    args: &Bound<'py, PyDict>,
+    opts: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let overrides = settings::from_kwargs(opts, store_variables(), &[])?;
+    answer(py, args, &overrides)
+}
+
+/// The store's answer to the request `args`, judged by the store's own (strict)
+/// deserializer, exactly as it judges the MCP server's requests.
+fn answer<'py>(
+    py: Python<'py>,
+    args: &Bound<'py, PyDict>,
+    overrides: &Overrides,
+) -> PyResult<Bound<'py, PyAny>> {
+    const INTS: [&str; 4] = ["start", "end", "max_bytes", "context"];
+    let req = PyDict::new(py);
+    let mut out_of_range = None;
+    for (k, v) in args.iter() {
+        if v.is_none() {
+            continue;
+        }
+        let name = k.extract::<String>().unwrap_or_default();
+        let int = INTS.contains(&name.as_str());
+        let digits = v
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok().map(|t| t.trim().to_string()))
+            .filter(|t| int && !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+        let v = match digits {
+            Some(t) => t.parse::<u128>().map_or(v.clone(), |n| {
+                n.into_pyobject(py).map_or(v.clone(), |o| o.into_any())
+            }),
+            None => v.clone(),
+        };
+        // An int past 64 bits is a bad request like any other: it gets `invalid`, not
+        // an exception.
+        if v.is_instance_of::<pyo3::types::PyInt>()
+            && !v.is_instance_of::<pyo3::types::PyBool>()
+            && v.extract::<u64>().is_err()
+            && v.extract::<i64>().is_err()
+        {
+            out_of_range.get_or_insert(name);
+            continue;
+        }
+        req.set_item(k, v)?;
+    }
+    let id_text = args
+        .get_item("id")?
+        .and_then(|v| v.extract::<String>().ok())
+        .unwrap_or_default();
+    let response = match (out_of_range, depythonize::<RestoreRequest>(&req)) {
+        (Some(name), _) => RestoreResponse::malformed(
+            &id_text,
+            format!("invalid restore call: {name} is out of range (0 to 18446744073709551615)"),
+        ),
+        (None, Err(e)) => {
+            RestoreResponse::malformed(&id_text, format!("invalid restore call: {e}"))
+        }
+        (None, Ok(request)) => py.detach(|| run_restore(&request, overrides)),
+    };
+    Ok(pythonize(py, &response)?)
 }
 
 /// The store call, without the GIL. Never panics.
-fn run_restore(req: serde_json::Value, overrides: &Overrides) -> RestoreResponse {
-    let parsed: Result<RestoreRequest, _> = serde_json::from_value(req.clone());
-    let request = match parsed {
-        Ok(r) => r,
-        Err(e) => return invalid(req.get("id"), format!("invalid restore call: {e}")),
-    };
+fn run_restore(request: &RestoreRequest, overrides: &Overrides) -> RestoreResponse {
     let run = catch_unwind(AssertUnwindSafe(|| {
-        stores::handle(overrides).restore(&request)
+        stores::handle(overrides).restore(request)
     }));
     run.unwrap_or_else(|p| {
         RestoreResponse::failure(
-            &request,
+            request,
             RestoreStatus::Error,
             format!("internal panic: {}", panic_text(&*p)),
         )
@@ -446,7 +622,11 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MAX_BYTES", snip_core::config::DEFAULT_MAX_BYTES)?;
     m.add_function(wrap_pyfunction!(compress, m)?)?;
+    m.add_function(wrap_pyfunction!(compress_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(compress_json_fields, m)?)?;
     m.add_function(wrap_pyfunction!(restore, m)?)?;
+    m.add_function(wrap_pyfunction!(restore_call, m)?)?;
+    m.add_function(wrap_pyfunction!(restore_schema, m)?)?;
     m.add_function(wrap_pyfunction!(config, m)?)?;
     m.add_function(wrap_pyfunction!(compress_messages, m)?)?;
     Ok(())

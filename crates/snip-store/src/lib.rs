@@ -30,21 +30,28 @@
 
 mod entry;
 pub mod error;
+mod fields;
 mod fsutil;
 pub mod id;
 pub mod ledger;
 pub mod options;
+mod parts;
 pub mod reader;
+mod receipt;
 pub mod restore;
 mod store;
 
 pub use entry::HEADER_LEN;
 pub use error::StoreError;
+pub use fields::{compress_json_fields, Fields, MIN_FIELD_CHARS};
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::StoreOptions;
+pub use parts::{compress_parts, within};
 pub use reader::{compress_reader, Compressed, ReadError};
+pub use receipt::Receipt;
 pub use restore::{
-    Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus, SearchMatch,
+    Align, Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus,
+    SearchMatch,
 };
 pub use store::{GcReport, Store};
 

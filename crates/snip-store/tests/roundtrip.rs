@@ -6,7 +6,7 @@ mod common;
 use common::{corpus, lines_of, page_all, temp_store};
 use proptest::prelude::*;
 use snip_store::restore::sha256_hex;
-use snip_store::{Encoding, RestoreMode, RestoreRequest, RestoreStatus};
+use snip_store::{Align, Encoding, RestoreMode, RestoreRequest, RestoreStatus};
 
 #[test]
 fn every_corpus_capture_pages_back_exactly() {
@@ -301,4 +301,66 @@ proptest! {
         let mode = RestoreMode::Bytes;
         prop_assert_eq!(mode, RestoreMode::default());
     }
+}
+
+/// `align: "token"`: pages still concatenate to the original, every page's range is
+/// what `start`/`end` say, and no page splits a token of at most `TOKEN_MARGIN` bytes
+/// (a 40-byte secret lands whole in one page whatever the cap).
+#[test]
+fn token_aligned_pages_keep_short_tokens_whole() {
+    let (_d, store) = temp_store(|_| {});
+    let secret = "sk_live_0123456789abcdefghijklmnopqrstuv";
+    let mut text = String::new();
+    for i in 0..400 {
+        text.push_str(&format!(
+            "line {i} token={secret} é{}\n",
+            "x".repeat(i % 37)
+        ));
+    }
+    // One token longer than the margin: cut where the page falls, still read once.
+    text.push_str(&"L".repeat(3000));
+    text.push('\n');
+    let original = text.into_bytes();
+    let id = store.put(&original).unwrap();
+    for cap in [64usize, 100, 777, 8192] {
+        let mut req = RestoreRequest::bytes(&id, 0, None);
+        req.max_bytes = Some(cap);
+        req.align = Some(Align::Token);
+        let (got, pages) = page_all(&store, req);
+        assert!(
+            got == original,
+            "cap {cap}: token pages differ from the original"
+        );
+        for p in &pages {
+            let (a, b) = (p.start.unwrap() as usize, p.end.unwrap() as usize);
+            assert_eq!(p.content_bytes().unwrap(), &original[a..b]);
+            let c = String::from_utf8(p.content_bytes().unwrap()).unwrap();
+            // Each cut either falls on a blank or inside the over-long token.
+            for cut in [a, b] {
+                if cut > 0 && cut < original.len() {
+                    let split = !original[cut - 1].is_ascii_whitespace()
+                        && !original[cut].is_ascii_whitespace();
+                    assert!(
+                        !split || original[cut] == b'L',
+                        "cap {cap}: a cut at {cut} splits a short token"
+                    );
+                }
+            }
+            assert!(
+                !c.contains("sk_live_")
+                    || c.matches(secret).count() == c.matches("sk_live_").count()
+            );
+        }
+    }
+    // Without align, the same small cap cuts inside short tokens.
+    let mut req = RestoreRequest::bytes(&id, 0, None);
+    req.max_bytes = Some(64);
+    let (_, pages) = page_all(&store, req);
+    assert!(pages.iter().any(|p| {
+        let cut = p.end.unwrap() as usize;
+        cut < original.len()
+            && !original[cut - 1].is_ascii_whitespace()
+            && !original[cut].is_ascii_whitespace()
+            && original[cut] != b'L'
+    }));
 }

@@ -5,7 +5,6 @@
 //! prints the output or its JSON receipt, and says on stderr what was not retained.
 
 use anyhow::{Context, Result};
-use serde_json::json;
 use snip_core::Outcome;
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -52,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     stdin.read_to_end(&mut buf).context("reading input")?;
                     let mut o = Outcome::unchanged(&buf);
                     o.failed_open = Some(format!("{e:#}"));
-                    serde_json::to_writer(&mut out, &receipt(&o))?;
+                    serde_json::to_writer(&mut out, &snip_store::Receipt::of(&o))?;
                     out.write_all(b"\n")?;
                 }
             }
@@ -129,46 +128,10 @@ pub fn compress_reader(
     match format {
         Format::Text => out.write_all(&outcome.output)?,
         Format::Json => {
-            serde_json::to_writer(&mut *out, &receipt(&outcome))?;
+            serde_json::to_writer(&mut *out, &snip_store::Receipt::of(&outcome))?;
             out.write_all(b"\n")?;
         }
     }
     out.flush()?;
     Ok(())
-}
-
-/// The JSON receipt of one call (see `docs/cli.md`). `output` is the output as text:
-/// exact when `output_encoding` is `utf-8`; with `utf-8-lossy`, invalid UTF-8 shows
-/// as U+FFFD and `output_base64` holds the exact bytes. `output_bytes` counts the
-/// real bytes.
-pub fn receipt(o: &Outcome) -> serde_json::Value {
-    let rules: Vec<serde_json::Value> = o
-        .rules
-        .iter()
-        .map(|r| {
-            let mut m = serde_json::Map::new();
-            m.insert("id".into(), json!(r.id.as_str()));
-            for (k, v) in &r.counts {
-                m.insert((*k).into(), json!(v));
-            }
-            serde_json::Value::Object(m)
-        })
-        .collect();
-    let output = snip_store::JsonText::of(&o.output);
-    let mut receipt = json!({
-        "output": output.text,
-        "output_encoding": output.encoding,
-        "changed": o.changed,
-        "original_bytes": o.original_bytes,
-        "output_bytes": o.output.len(),
-        "rules": rules,
-        "lossy": o.lossy,
-        "id": o.id(),
-        "retained": o.id().is_some(),
-        "failed_open": o.failed_open,
-    });
-    if let Some(b64) = output.base64 {
-        receipt["output_base64"] = b64.into();
-    }
-    receipt
 }

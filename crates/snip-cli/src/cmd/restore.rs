@@ -40,6 +40,11 @@ pub struct Args {
     /// Lines of context around each search match (default 2, at most 20).
     #[arg(long, value_name = "N")]
     pub context: Option<usize>,
+    /// `token`: a bytes page's ends move off the inside of a token (a run of
+    /// non-blank bytes) of at most 1024 bytes, so no page splits one (the page may
+    /// then hold up to 1024 bytes more on each side). Bytes pages only.
+    #[arg(long, value_name = "token", value_parser = ["token"])]
+    pub align: Option<String>,
     /// Print only the content (its exact bytes), not the JSON response.
     #[arg(long)]
     pub raw: bool,
@@ -125,6 +130,13 @@ fn request(args: &Args) -> Result<RestoreRequest> {
         );
         req.context = args.context;
     }
+    if args.align.is_some() {
+        anyhow::ensure!(
+            req.mode == RestoreMode::Bytes,
+            "--align applies to bytes pages only (--bytes A:B, or a pasted bytes call)"
+        );
+        req.align = Some(snip_store::Align::Token);
+    }
     Ok(req)
 }
 
@@ -191,6 +203,9 @@ fn continue_command(req: &RestoreRequest, next: u64) -> String {
     }
     if let Some(n) = req.context {
         cmd.push_str(&format!(" --context {n}"));
+    }
+    if req.align.is_some() {
+        cmd.push_str(" --align token");
     }
     cmd.push_str(" --raw");
     cmd
