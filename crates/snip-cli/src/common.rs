@@ -23,7 +23,8 @@ pub fn core_config() -> Result<Config> {
 /// and `objects/`). Otherwise the store as every surface opens it.
 pub fn existing_store() -> std::result::Result<StoreHandle, PathBuf> {
     match StoreOptions::from_lookup(|k| std::env::var(k).ok()) {
-        Ok(o) if o.enabled && is_missing(&o.dir) => Err(o.dir),
+        // A shared store (SNIP_STORE_URL) has no directory to be missing.
+        Ok(o) if o.enabled && o.url.is_none() && is_missing(&o.dir) => Err(o.dir),
         Ok(o) => Ok(StoreHandle::open(&o)),
         Err(e) => Ok(StoreHandle::Unavailable(e.to_string())),
     }

@@ -32,10 +32,19 @@ pub fn header(digest: &[u8; 32], len: u64) -> Vec<u8> {
     h
 }
 
+/// Where an entry's bytes are read from.
+#[derive(Debug)]
+pub(crate) enum Source {
+    /// An entry file of the filesystem store.
+    File(File),
+    /// A value in the shared store: read by ranges.
+    Remote(std::sync::Arc<crate::redis_store::Redis>, String),
+}
+
 /// An opened entry: its file, the original's size and SHA-256 (lowercase hex).
 #[derive(Debug)]
 pub struct Entry {
-    file: File,
+    src: Source,
     /// Size of the original in bytes (the file minus its header).
     pub len: u64,
     /// SHA-256 of the original, lowercase hex.
@@ -48,11 +57,27 @@ impl Entry {
     /// # Errors
     /// `InvalidData` when the header is malformed or disagrees with the file size.
     pub fn from_file(mut file: File, file_len: u64) -> io::Result<Entry> {
-        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
         let mut h = [0u8; HEADER_LEN];
-        file.read_exact(&mut h)
-            .map_err(|_| bad("entry is shorter than its header"))?;
-        let rest = h
+        file.read_exact(&mut h).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "entry is shorter than its header",
+            )
+        })?;
+        Entry::from_header(&h, file_len, Source::File(file))
+    }
+
+    /// Checks `h` (the first bytes of an entry of `total_len` bytes, header included)
+    /// and opens the entry over `src`.
+    ///
+    /// # Errors
+    /// `InvalidData` when the header is malformed or disagrees with the size.
+    pub(crate) fn from_header(h: &[u8], total_len: u64, src: Source) -> io::Result<Entry> {
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+        if h.len() < HEADER_LEN {
+            return Err(bad("entry is shorter than its header"));
+        }
+        let rest = h[..HEADER_LEN]
             .strip_prefix(MAGIC)
             .ok_or_else(|| bad("entry header is not snip-original v1"))?;
         let (sha, rest) = rest.split_at(64);
@@ -73,11 +98,11 @@ impl Entry {
             .ok()
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| bad("entry header has a malformed size"))?;
-        if file_len != len + HEADER_LEN as u64 {
+        if total_len != len + HEADER_LEN as u64 {
             return Err(bad("entry size does not match its header (damaged file)"));
         }
         Ok(Entry {
-            file,
+            src,
             len,
             sha256: String::from_utf8_lossy(sha).into_owned(),
         })
@@ -91,10 +116,16 @@ impl Entry {
     pub fn read_range(&self, start: u64, end: u64) -> io::Result<Vec<u8>> {
         let end = end.min(self.len);
         let start = start.min(end);
-        let mut buf = vec![0u8; (end - start) as usize];
-        self.file
-            .read_exact_at(&mut buf, HEADER_LEN as u64 + start)?;
-        Ok(buf)
+        match &self.src {
+            Source::File(file) => {
+                let mut buf = vec![0u8; (end - start) as usize];
+                file.read_exact_at(&mut buf, HEADER_LEN as u64 + start)?;
+                Ok(buf)
+            }
+            Source::Remote(r, key) => {
+                r.read_range(key, HEADER_LEN as u64 + start, HEADER_LEN as u64 + end)
+            }
+        }
     }
 
     /// Reads the whole original.
@@ -120,9 +151,12 @@ impl Entry {
     /// True when `md` describes this entry's file (same device and inode).
     pub fn is_file(&self, md: &std::fs::Metadata) -> bool {
         use std::os::unix::fs::MetadataExt;
-        self.file
-            .metadata()
-            .is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino())
+        match &self.src {
+            Source::File(file) => file
+                .metadata()
+                .is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino()),
+            Source::Remote(..) => false,
+        }
     }
 }
 

@@ -44,6 +44,15 @@ pub enum StoreError {
         /// The variable that sets the cap.
         variable: &'static str,
     },
+    /// The shared store (`SNIP_STORE_URL`) could not be reached, did not answer in
+    /// time, or refused the call. `location` is the URL with its password masked.
+    #[error("shared store {location}: {reason}")]
+    Remote {
+        /// The store's URL, password masked.
+        location: String,
+        /// One line saying what went wrong and what to do.
+        reason: String,
+    },
     /// A file system operation failed. The message ends with the OS error, which is
     /// therefore not also given as [`std::error::Error::source`] (a printed error
     /// chain would repeat it).
@@ -59,6 +68,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// True when the shared store could not be reached or answered in time (rather
+    /// than refusing the call): the connection is then dropped and made afresh.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, StoreError::Remote { .. })
+    }
+
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, cause: io::Error) -> Self {
         StoreError::Io {
             action,

@@ -84,6 +84,11 @@ impl std::fmt::Debug for Key {
 }
 
 impl Key {
+    /// The key with these bytes (the shared store's, read from Redis).
+    pub(crate) fn from_bytes(k: [u8; KEY_LEN]) -> Key {
+        Key(k)
+    }
+
     /// The id of an original whose SHA-256 digest is `digest`.
     pub(crate) fn id_for_digest(&self, digest: &[u8; 32]) -> String {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("any key length");

@@ -50,6 +50,10 @@ pub struct LedgerRow {
     /// Why the original was not retained, or why the call failed open, if so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The machine that wrote the row (shared store only: `SNIP_HOST`, else the host
+    /// name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl LedgerRow {
@@ -67,6 +71,7 @@ impl LedgerRow {
             retained: true,
             lossy: true,
             note: Some(format!("{summarised} tool results summarised")),
+            host: None,
         }
     }
 
@@ -84,6 +89,7 @@ impl LedgerRow {
             retained: false,
             lossy: summary.lossy,
             note: Some("streamed: too long to keep in memory, the original is not kept".into()),
+            host: None,
         }
     }
 
@@ -106,6 +112,7 @@ impl LedgerRow {
             retained: outcome.id().is_some(),
             lossy: outcome.lossy,
             note,
+            host: None,
         }
     }
 }
@@ -231,6 +238,9 @@ impl Store {
     /// the row is left in it), [`StoreError::Refused`] when the ledger or the lock is
     /// not a private file of this user.
     pub fn try_record(&self, row: &LedgerRow) -> Result<(), StoreError> {
+        if let Some(r) = self.shared() {
+            return r.record(row);
+        }
         let path = self.ledger_path();
         let mut line = serde_json::to_vec(row)
             .map_err(|e| StoreError::io("encode a row for", &path, std::io::Error::other(e)))?;
@@ -258,6 +268,10 @@ impl Store {
     /// first, with the number of lines that did not parse.
     pub fn ledger_rows(&self, since: Option<SystemTime>) -> (Vec<LedgerRow>, u64) {
         let since_ms = since.map(unix_ms).unwrap_or(0);
+        if let Some(r) = self.shared() {
+            // Unreachable: no rows, one counted as unreadable.
+            return r.ledger_rows(since_ms).unwrap_or((Vec::new(), 1));
+        }
         let mut rows = Vec::new();
         let mut bad = 0;
         for name in ["ledger.jsonl.1", "ledger.jsonl"] {
@@ -345,6 +359,7 @@ mod tests {
             retained,
             lossy: false,
             note: None,
+            host: None,
         }
     }
 

@@ -38,6 +38,7 @@ pub mod options;
 mod parts;
 pub mod reader;
 mod receipt;
+mod redis_store;
 pub mod restore;
 mod store;
 
@@ -45,7 +46,7 @@ pub use entry::HEADER_LEN;
 pub use error::StoreError;
 pub use fields::{compress_json_fields, Fields, MIN_FIELD_CHARS};
 pub use ledger::{LedgerRow, SourceStats, Stats};
-pub use options::StoreOptions;
+pub use options::{StoreOptions, StoreUrl};
 pub use parts::{compress_parts, within};
 pub use reader::{compress_reader, Compressed, ReadError};
 pub use receipt::Receipt;

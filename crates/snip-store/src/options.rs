@@ -19,6 +19,93 @@ pub const DEFAULT_RECOVERY_MAX_BYTES: usize = 8192;
 pub const RECOVERY_HARD_MAX_BYTES: usize = 65536;
 /// Smallest response cap a request may ask for (one UTF-8 code point always fits).
 pub const RECOVERY_MIN_BYTES: usize = 4;
+/// Default wait for a connection to the shared store (`SNIP_STORE_CONNECT_TIMEOUT_MS`).
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 20;
+/// Default wait for one reply of the shared store (`SNIP_STORE_TIMEOUT_MS`).
+pub const DEFAULT_TIMEOUT_MS: u64 = 50;
+
+/// Where a shared store lives: `SNIP_STORE_URL` (with `SNIP_STORE_PASSWORD`, if set).
+///
+/// Its `Debug` and [`StoreUrl::masked`] never show a password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreUrl {
+    /// The URL as given (credentials included).
+    pub(crate) raw: String,
+    /// `SNIP_STORE_PASSWORD`, which takes the place of any password in the URL.
+    pub(crate) password: Option<String>,
+}
+
+impl std::fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreUrl({})", self.masked())
+    }
+}
+
+/// The URL schemes `SNIP_STORE_URL` takes, and what each means.
+const URL_EXPECTED: &str =
+    "redis://[user:pass@]host:port/db, rediss://… (TLS) or redis+cluster://host1:port1,host2:port2";
+
+impl StoreUrl {
+    /// Checks the scheme and that a host is named.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] for `SNIP_STORE_URL`, showing the URL masked.
+    pub fn parse(raw: &str, password: Option<String>) -> Result<StoreUrl, ConfigError> {
+        let u = StoreUrl {
+            raw: raw.trim().to_string(),
+            password,
+        };
+        let bad = || ConfigError::new("SNIP_STORE_URL", &u.masked(), URL_EXPECTED);
+        let (scheme, rest) = u.raw.split_once("://").ok_or_else(bad)?;
+        if !matches!(
+            scheme,
+            "redis" | "rediss" | "redis+cluster" | "rediss+cluster"
+        ) {
+            return Err(bad());
+        }
+        let hosts = rest.split('/').next().unwrap_or("");
+        let hosts = hosts.rsplit_once('@').map_or(hosts, |(_, h)| h);
+        if hosts.is_empty() || hosts.split(',').any(|h| h.trim().is_empty()) {
+            return Err(bad());
+        }
+        Ok(u)
+    }
+
+    /// The scheme: `redis`, `rediss`, `redis+cluster` or `rediss+cluster`.
+    pub fn scheme(&self) -> &str {
+        self.raw.split_once("://").map_or("", |(s, _)| s)
+    }
+
+    /// True for a cluster URL (`redis+cluster://`, `rediss+cluster://`).
+    pub fn is_cluster(&self) -> bool {
+        self.scheme().ends_with("+cluster")
+    }
+
+    /// True for TLS (`rediss://`, `rediss+cluster://`).
+    pub fn is_tls(&self) -> bool {
+        self.scheme().starts_with("rediss")
+    }
+
+    /// The URL with any password shown as `***` (safe to print and log).
+    pub fn masked(&self) -> String {
+        let Some((scheme, rest)) = self.raw.split_once("://") else {
+            // Not a URL: it may still hold a secret, so show only its length.
+            return format!("<{} characters>", self.raw.chars().count());
+        };
+        let (auth, path) = match rest.find('/') {
+            Some(i) => rest.split_at(i),
+            None => (rest, ""),
+        };
+        match auth.rsplit_once('@') {
+            // `user:pass@`: the user is shown; a lone `x@` may be a password: hidden.
+            Some((userinfo, hosts)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:***@{hosts}{path}"),
+                None => format!("{scheme}://***@{hosts}{path}"),
+            },
+            None => format!("{scheme}://{auth}{path}"),
+        }
+    }
+}
 
 /// Settings of the store, frozen when built.
 ///
@@ -51,6 +138,15 @@ pub struct StoreOptions {
     /// restore response carries unless the request asks for less or more (requests are
     /// clamped to [`RECOVERY_HARD_MAX_BYTES`]).
     pub recovery_max_bytes: usize,
+    /// `SNIP_STORE_URL`: when set, originals and the ledger live in Redis at this URL
+    /// instead of in [`StoreOptions::dir`] (see `docs/store.md`).
+    pub url: Option<StoreUrl>,
+    /// `SNIP_STORE_CONNECT_TIMEOUT_MS` (default 20): longest wait to connect to the
+    /// shared store (TCP, TLS and the handshake).
+    pub connect_timeout: Duration,
+    /// `SNIP_STORE_TIMEOUT_MS` (default 50): longest wait for any one read or write of
+    /// a reply of the shared store.
+    pub timeout: Duration,
 }
 
 impl StoreOptions {
@@ -65,6 +161,9 @@ impl StoreOptions {
             max_entries: DEFAULT_MAX_ENTRIES,
             max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
             recovery_max_bytes: DEFAULT_RECOVERY_MAX_BYTES,
+            url: None,
+            connect_timeout: Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
+            timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
         }
     }
 
@@ -82,14 +181,32 @@ impl StoreOptions {
             Some(v) => snip_core::config::parse_bool("SNIP_STORE", &v)?,
             None => true,
         };
+        let url = match get("SNIP_STORE_URL") {
+            Some(u) => Some(StoreUrl::parse(&u, get("SNIP_STORE_PASSWORD"))?),
+            None => None,
+        };
         let (dir, dir_from) = match resolve_dir(&get) {
             Ok(found) => found,
-            Err(e) if enabled => return Err(e),
+            // A shared store needs no directory.
+            Err(e) if enabled && url.is_none() => return Err(e),
             Err(_) => (PathBuf::new(), "none"),
         };
         let mut o = StoreOptions::in_dir(dir);
         o.enabled = enabled;
         o.dir_from = dir_from;
+        o.url = url;
+        let ms = "a whole number of milliseconds from 1 to 60000";
+        for (name, slot) in [
+            ("SNIP_STORE_CONNECT_TIMEOUT_MS", &mut o.connect_timeout),
+            ("SNIP_STORE_TIMEOUT_MS", &mut o.timeout),
+        ] {
+            if let Some(v) = number(&get, name, ms)? {
+                if v == 0 || v > 60_000 {
+                    return Err(ConfigError::new(name, &v.to_string(), ms).into());
+                }
+                *slot = Duration::from_millis(v);
+            }
+        }
         let hours = "a whole number of hours from 1 to 876000";
         if let Some(h) = number(&get, "SNIP_STORE_TTL_HOURS", hours)? {
             if h == 0 || h > 24 * 365 * 100 {
@@ -124,6 +241,31 @@ impl StoreOptions {
     /// The resolved settings as `(variable, value)` pairs in a fixed order, for
     /// `snip config`. Sizes are printed in bytes, the TTL in hours.
     pub fn entries(&self) -> Vec<(&'static str, String)> {
+        let mut v = self.dir_entries();
+        if let Some(u) = &self.url {
+            v.push(("SNIP_STORE_URL", u.masked()));
+            v.push((
+                "SNIP_STORE_PASSWORD",
+                (if u.password.is_some() {
+                    "***"
+                } else {
+                    "(unset)"
+                })
+                .to_string(),
+            ));
+            v.push((
+                "SNIP_STORE_CONNECT_TIMEOUT_MS",
+                self.connect_timeout.as_millis().to_string(),
+            ));
+            v.push((
+                "SNIP_STORE_TIMEOUT_MS",
+                self.timeout.as_millis().to_string(),
+            ));
+        }
+        v
+    }
+
+    fn dir_entries(&self) -> Vec<(&'static str, String)> {
         vec![
             (
                 "SNIP_STORE",

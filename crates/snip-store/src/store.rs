@@ -46,6 +46,9 @@ pub struct Store {
     dir: PathBuf,
     objects: PathBuf,
     key: Key,
+    /// The shared store, when `SNIP_STORE_URL` is set: originals and the ledger live
+    /// there, and `dir` is only its URL (password masked), for messages.
+    redis: Option<std::sync::Arc<crate::redis_store::Redis>>,
 }
 
 /// What [`Store::gc`] did and what is left, in entries and bytes (entry files,
@@ -105,6 +108,16 @@ impl Store {
         if !opts.enabled {
             return Err(StoreError::Disabled);
         }
+        if let Some(url) = &opts.url {
+            let (r, key) = crate::redis_store::Redis::open(url, opts)?;
+            return Ok(Store {
+                opts: opts.clone(),
+                dir: PathBuf::from(r.location()),
+                objects: PathBuf::new(),
+                key,
+                redis: Some(std::sync::Arc::new(r)),
+            });
+        }
         // Checked by its last component: `link/` or `link/.` would otherwise name the
         // directory a symlink points to, which the symlink check cannot see.
         let dir = fsutil::normalize(&opts.dir);
@@ -135,7 +148,13 @@ impl Store {
             dir,
             objects,
             key,
+            redis: None,
         })
+    }
+
+    /// The shared store, if this is one.
+    pub(crate) fn shared(&self) -> Option<&crate::redis_store::Redis> {
+        self.redis.as_deref()
     }
 
     /// The options this store was opened with.
@@ -143,7 +162,12 @@ impl Store {
         &self.opts
     }
 
-    /// The store directory.
+    /// True when this is the shared store (`SNIP_STORE_URL`), not a directory.
+    pub fn is_shared(&self) -> bool {
+        self.redis.is_some()
+    }
+
+    /// The store directory; for the shared store, its URL with the password masked.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -180,6 +204,12 @@ impl Store {
                 limit: self.opts.max_bytes,
                 variable: "SNIP_STORE_MAX_BYTES",
             });
+        }
+        if let Some(r) = &self.redis {
+            let digest = id::sha256(original);
+            let id = self.key.id_for_digest(&digest);
+            r.put(&id, &digest, original)?;
+            return Ok(id);
         }
         let file_len = len + HEADER_LEN as u64;
         let (digest, tmp) = if original.len() >= PARALLEL_HASH_MIN {
@@ -257,6 +287,9 @@ impl Store {
     /// Looks up `id` (which must already be validated).
     pub(crate) fn lookup(&self, id: &str) -> Result<Lookup, StoreError> {
         debug_assert!(id::is_valid_id(id));
+        if let Some(r) = &self.redis {
+            return r.lookup(id);
+        }
         let path = self.objects.join(id);
         let file = match fsutil::open_private_file(&path) {
             Ok(f) => f,
@@ -278,6 +311,9 @@ impl Store {
     /// (not a fresh copy renamed into place since), found damaged by a restore, and
     /// updates the usage counters. Best effort: says whether the file was removed.
     pub(crate) fn discard_damaged(&self, id: &str, entry: &Entry) -> bool {
+        if let Some(r) = &self.redis {
+            return r.discard(id);
+        }
         let path = self.objects.join(id);
         let Ok(lock) = self.lock() else { return false };
         let Ok(md) = fs::symlink_metadata(&path) else {
@@ -308,6 +344,9 @@ impl Store {
     /// # Errors
     /// [`StoreError::Io`] when the store cannot be locked or listed.
     pub fn gc(&self) -> Result<GcReport, StoreError> {
+        if let Some(r) = &self.redis {
+            return r.gc();
+        }
         let lock = self.lock()?;
         let stale = self.remove_stale_temps();
         let (expired, evicted, usage) =

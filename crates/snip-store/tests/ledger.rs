@@ -18,6 +18,7 @@ fn row(i: u64, note_len: usize) -> LedgerRow {
         retained: false,
         lossy: true,
         note: Some("n".repeat(note_len)),
+        host: None,
     }
 }
 
