@@ -31,8 +31,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A free loopback port below 55535 (a cluster node also listens on port + 10000).
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 -c '
+import random, socket
+while True:
+    p = random.randrange(20000, 45000)
+    try:
+        for q in (p, p + 10000):
+            socket.socket().bind(("127.0.0.1", q))
+        print(p)
+        break
+    except OSError:
+        pass'
 }
 
 # start NAME PORT [redis-server options...]: a daemon in $tmp/NAME, waits until it answers.
@@ -88,4 +99,4 @@ export SNIP_TEST_REDIS_AUTH_PORT="$auth"
 export SNIP_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
 export SNIP_TEST_REDIS_CLUSTER_KILL="$kill_node"
 export SNIP_TEST_REDIS_CLUSTER_REVIVE="$revive_node"
-cargo test --locked -p snip-cli --test redis_store -- --test-threads=1
+cargo test --locked -p snip-cli --test redis_store -- --test-threads=1 --nocapture

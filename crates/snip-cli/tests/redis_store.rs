@@ -207,12 +207,12 @@ fn worker() {
         if let Some(s) = store.store() {
             if let Ok(id) = s.put(body.as_bytes()) {
                 use std::io::Write as _;
-                writeln!(
-                    f,
-                    "{id} {}",
+                // One write per line; a line cut short by a kill is skipped by the reader.
+                let line = format!(
+                    "{id} {}\n",
                     snip_store::restore::sha256_hex(body.as_bytes())
-                )
-                .unwrap();
+                );
+                f.write_all(line.as_bytes()).unwrap();
             }
         }
         assert!(
@@ -262,6 +262,10 @@ fn writers_then_check(url: &str, n: u64, mid: impl FnOnce()) {
         let Some((id, sha)) = line.split_once(' ') else {
             continue;
         };
+        // A line cut short by a kill (the next writer appended to it) is not an id.
+        if !snip_store::id::is_valid_id(id) || sha.len() != 64 {
+            continue;
+        }
         total += 1;
         let r = store.restore(&RestoreRequest::full(id));
         match r.status {
@@ -321,7 +325,6 @@ fn cluster_node_down_fails_open_then_recovers() {
     ) else {
         return;
     };
-    let input = log(77, 3000);
     // Before: kept and restorable.
     let store = Store::open(&opts(&url)).expect("cluster store");
     let ids: Vec<String> = (0..30)
@@ -353,7 +356,7 @@ fn cluster_node_down_fails_open_then_recovers() {
         );
         if out.id().is_none() {
             failed += 1;
-            assert!(out.output.len() <= input.len() + 4096);
+            assert!(!out.lossy, "elided without keeping the original");
         }
     }
     assert!(failed > 0, "no call saw the node down");

@@ -61,6 +61,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The store as a surface holds it: open, turned off, or unavailable (with why).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // One per process or surface; never in a collection.
 pub enum StoreHandle {
     /// An open store.
     Open(Store),

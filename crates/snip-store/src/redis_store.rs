@@ -129,7 +129,10 @@ impl Redis {
             let info = format!("{plain}://{rest}")
                 .into_connection_info()
                 .map_err(|e| fail(format!("SNIP_STORE_URL does not parse: {e}")))?;
-            let info = with_password(info, url.password.as_deref());
+            let mut info = with_password(info, url.password.as_deref());
+            // No CLIENT SETINFO at connect: one round trip less per call.
+            let settings = info.redis_settings().clone().set_skip_set_lib_name();
+            info = info.set_redis_settings(settings);
             Target::Single(
                 redis::Client::open(info)
                     .map_err(|e| fail(format!("SNIP_STORE_URL is not usable: {e}")))?,
@@ -235,6 +238,10 @@ impl Redis {
         getrandom::fill(&mut fresh).map_err(|e| self.refused(format!("no random bytes: {e}")))?;
         // Set once, by whichever machine comes first; every other one reads it.
         let k: Option<Vec<u8>> = self.with(|c| {
+            // Usually there: one round trip.
+            if let Some(k) = redis::cmd("GET").arg(KEY_KEY).query::<Option<Vec<u8>>>(c)? {
+                return Ok(Some(k));
+            }
             let _: Option<String> = redis::cmd("SET")
                 .arg(KEY_KEY)
                 .arg(&fresh[..])

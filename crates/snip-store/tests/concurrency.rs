@@ -96,6 +96,7 @@ fn writer(dir: &Path, w: u32) {
                 retained: true,
                 lossy: true,
                 note: None,
+                host: None,
             })
             .unwrap();
         // Read back while others write and evict: whole and right, or absent.

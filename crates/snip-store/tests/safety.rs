@@ -26,6 +26,7 @@ fn directories_are_0700_and_files_0600() {
             retained: true,
             lossy: true,
             note: None,
+            host: None,
         })
         .unwrap();
     let dir = store.dir().to_path_buf();
