@@ -454,6 +454,52 @@ mod tests {
     }
 
     #[test]
+    fn store_urls_parse_and_never_show_a_password() {
+        let o = opts(&[("SNIP_STORE_URL", "redis://u:s3cret@h:6379/2")]).unwrap();
+        let u = o.url.as_ref().unwrap();
+        assert!(!u.is_cluster() && !u.is_tls());
+        assert_eq!(u.masked(), "redis://u:***@h:6379/2");
+        assert!(!format!("{o:?}").contains("s3cret"));
+        let shown: String = o
+            .entries()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect();
+        assert!(
+            shown.contains("SNIP_STORE_URL=redis://u:***@h:6379/2"),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cret"));
+        // A shared store needs no directory.
+        assert!(o.dir.as_os_str().is_empty());
+        let u = StoreUrl::parse("redis+cluster://:pw@a:1,b:2", Some("x".into())).unwrap();
+        assert!(u.is_cluster());
+        assert_eq!(u.masked(), "redis+cluster://:***@a:1,b:2");
+        let u = StoreUrl::parse("rediss://token@h:1", None).unwrap();
+        assert!(u.is_tls());
+        assert_eq!(u.masked(), "rediss://***@h:1");
+        for bad in [
+            "http://h:1",
+            "h:6379",
+            "redis://",
+            "redis+cluster://a:1,,b:2",
+            "redis://u:p@/0",
+        ] {
+            let e = StoreUrl::parse(bad, None).unwrap_err();
+            assert_eq!(e.variable, "SNIP_STORE_URL");
+        }
+        // The error shows the URL masked.
+        let e = opts(&[("SNIP_STORE_URL", "memcached://u:s3cret@h:1")]).unwrap_err();
+        assert!(!e.to_string().contains("s3cret"), "{e}");
+        for (k, v) in [
+            ("SNIP_STORE_TIMEOUT_MS", "0"),
+            ("SNIP_STORE_CONNECT_TIMEOUT_MS", "x"),
+        ] {
+            assert!(opts(&[("HOME", "/u"), (k, v)]).is_err());
+        }
+    }
+
+    #[test]
     fn off_needs_no_location() {
         let o = opts(&[("SNIP_STORE", "0")]).unwrap();
         assert!(!o.enabled);
