@@ -110,6 +110,12 @@ pub(super) struct Term {
     /// The input drew in ways that would cost more than [`Term::work_limit`] to
     /// follow (e.g. backspacing inside a line of megabytes): nothing is rendered.
     gave_up: bool,
+    /// Blank cells written so far to reach a column past a row's end (`ESC[nC`,
+    /// `ESC[nG`, `ESC[r;cH`): a few bytes of input each, up to [`MAX_PARAM`] bytes of
+    /// row. Past [`Term::pad_limit`] the emulator gives up (the input goes on as it
+    /// was), so memory stays bounded per input byte.
+    padded: u64,
+    pad_limit: u64,
 }
 
 /// Starting capacity of a row's buffer, bytes: a row written in many small pieces
@@ -126,6 +132,13 @@ const ROW_CAPACITY: usize = 64;
 const WORK_PER_BYTE: u64 = 256;
 /// Work allowed whatever the input's size.
 const WORK_MIN: u64 = 64 << 20;
+
+/// Blank bytes that cursor moves may add to rows, per input byte (see
+/// [`Term::padded`]): the rendered rows then hold at most this many bytes of padding
+/// per input byte, whatever the escapes ask for.
+const PAD_PER_BYTE: u64 = 4;
+/// Padding allowed whatever the input's size, bytes.
+const PAD_MIN: u64 = 1 << 20;
 
 impl Term {
     fn new(cap: usize, first_line: u32) -> Term {
@@ -159,6 +172,8 @@ impl Term {
             work: 0,
             work_limit: (cap as u64).saturating_mul(WORK_PER_BYTE).max(WORK_MIN),
             gave_up: false,
+            padded: 0,
+            pad_limit: (cap as u64).saturating_mul(PAD_PER_BYTE).max(PAD_MIN),
         }
     }
 
@@ -195,7 +210,7 @@ impl Term {
         let n = input.len();
         let has_bs = memchr::memchr(0x08, input).is_some();
         let mut i = 0;
-        while i < n {
+        while i < n && !self.gave_up {
             let rest = &input[i..];
             let mut next = next_special(rest);
             if has_bs {
@@ -326,7 +341,14 @@ impl Term {
                     return;
                 }
                 if c >= w {
-                    row.text.extend(std::iter::repeat_n(b' ', c - w));
+                    let pad = c - w;
+                    self.padded = self.padded.saturating_add(pad as u64);
+                    if self.padded > self.pad_limit {
+                        self.gave_up = true;
+                        return;
+                    }
+                    let row = self.row();
+                    row.text.extend(std::iter::repeat_n(b' ', pad));
                     row.text.extend_from_slice(text);
                     row.src_last = src;
                     self.col = None;
