@@ -58,6 +58,28 @@ pub(crate) fn compress_unreduced(input: &[u8], config: &Config) -> Outcome {
 
 fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) -> Outcome {
     if diff_protect::is_diff(input) {
+        // Under its own budget a diff is returned as it is; over it, it shortens by
+        // whole hunks only (every kept byte unchanged), or not at all.
+        if input.len() > config.diff_max_bytes {
+            let retention = store.retain(input);
+            if let Retention::Retained { id } = &retention {
+                if let Some(s) = diff_protect::hunks::shorten(input, config.diff_max_bytes, id) {
+                    return Outcome {
+                        changed: true,
+                        original_bytes: input.len(),
+                        rules: vec![diff_protect::report_shortened(&s)],
+                        output: s.output,
+                        retention: Some(retention),
+                        lossy: true,
+                        failed_open: None,
+                    };
+                }
+            }
+            let mut o = Outcome::unchanged(input);
+            o.rules.push(diff_protect::report(input.len()));
+            o.retention = Some(retention);
+            return o;
+        }
         let mut o = Outcome::unchanged(input);
         o.rules.push(diff_protect::report(input.len()));
         return o;

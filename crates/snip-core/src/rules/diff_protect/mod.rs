@@ -16,6 +16,8 @@
 //!
 //! **Options.** None.
 
+pub(crate) mod hunks;
+
 /// How far into the input to look for a diff's head (bytes).
 const HEAD: usize = 16 * 1024;
 
@@ -132,6 +134,17 @@ pub(crate) fn report(protected_bytes: usize) -> crate::RuleReport {
     crate::RuleReport {
         id: crate::RuleId::DiffProtect,
         counts: vec![("protected_bytes", protected_bytes as u64)],
+    }
+}
+
+/// The receipt row of a diff shortened by whole hunks ([`hunks::shorten`]).
+pub(crate) fn report_shortened(s: &hunks::Shortened) -> crate::RuleReport {
+    crate::RuleReport {
+        id: crate::RuleId::DiffProtect,
+        counts: vec![
+            ("hunks_elided", s.hunks_elided),
+            ("file_headers_elided", s.files_elided),
+        ],
     }
 }
 
