@@ -208,6 +208,24 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
         // Net win first (sized with a placeholder id as long as a real one), so an
         // output that will be thrown away costs no store entry.
         if size >= input.len() {
+            // A short run of `\r` frames (`Rebasing (1/3)\rRebasing (2/3)\r…`) whose
+            // footer outweighs what rendering saved: rendered without a footer (what a
+            // terminal shows; docs/contract.md, guarantee 3), so glued frames never
+            // reach the model. Only when nothing was elided.
+            if !lossy && l.frames > 0 {
+                doc.footer.clear();
+                if doc.size() < input.len() {
+                    return Outcome {
+                        changed: true,
+                        original_bytes: input.len(),
+                        output: doc.render(None),
+                        rules,
+                        retention: None,
+                        lossy: false,
+                        failed_open: None,
+                    };
+                }
+            }
             return Outcome::unchanged(input);
         }
         retention = Some(store.retain(input));
