@@ -300,7 +300,13 @@ pub fn bench_input(input: &Input, opts: &Options, store: &mut dyn BenchStore) ->
         rules: outcome.rules.iter().map(|r| r.id.to_string()).collect(),
         lossy: outcome.lossy,
         retained: outcome.id().is_some(),
-        within_bound: out.len() <= opts.config.max_bytes + ONE_MARKER_BYTES,
+        // A diff has its own, larger budget (`SNIP_DIFF_MAX_BYTES`).
+        within_bound: out.len()
+            <= if input.kind == Kind::Diff {
+                opts.config.diff_max_bytes
+            } else {
+                opts.config.max_bytes
+            } + ONE_MARKER_BYTES,
         failed_open: outcome.failed_open.clone(),
         deterministic,
         median_us: round1(median(&mut times).as_secs_f64() * 1e6),

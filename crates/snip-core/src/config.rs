@@ -37,6 +37,9 @@ pub struct Config {
     pub json_string_keep: usize,
     /// `SNIP_JSON_ARRAY_KEEP` (default 3): items kept at each end of an elided JSON array.
     pub json_array_keep: usize,
+    /// `SNIP_DIFF_MAX_BYTES` (default 4× the budget): a diff's own budget. Diffs up
+    /// to it are returned byte-identical; over it they shorten by whole hunks only.
+    pub diff_max_bytes: usize,
 }
 
 /// Defaults, derived from [`DEFAULT_MAX_BYTES`].
@@ -68,6 +71,7 @@ impl Config {
             repeat_min: 3,
             json_string_keep: 512,
             json_array_keep: 3,
+            diff_max_bytes: max_bytes.saturating_mul(4),
         }
     }
 
@@ -136,6 +140,11 @@ impl Config {
             "SNIP_JSON_ARRAY_KEEP",
             "a whole number of items, e.g. 3",
         )?;
+        set(
+            &mut c.diff_max_bytes,
+            "SNIP_DIFF_MAX_BYTES",
+            "a whole number of bytes, e.g. 98304",
+        )?;
         if c.repeat_min < 2 {
             return Err(ConfigError::new(
                 "SNIP_REPEAT_MIN",
@@ -177,6 +186,7 @@ impl Config {
             ("SNIP_REPEAT_MIN", self.repeat_min.to_string()),
             ("SNIP_JSON_STRING_KEEP", self.json_string_keep.to_string()),
             ("SNIP_JSON_ARRAY_KEEP", self.json_array_keep.to_string()),
+            ("SNIP_DIFF_MAX_BYTES", self.diff_max_bytes.to_string()),
         ]
     }
 }

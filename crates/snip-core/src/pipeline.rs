@@ -58,6 +58,28 @@ pub(crate) fn compress_unreduced(input: &[u8], config: &Config) -> Outcome {
 
 fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) -> Outcome {
     if diff_protect::is_diff(input) {
+        // Under its own budget a diff is returned as it is; over it, it shortens by
+        // whole hunks only (every kept byte unchanged), or not at all.
+        if input.len() > config.diff_max_bytes {
+            let retention = store.retain(input);
+            if let Retention::Retained { id } = &retention {
+                if let Some(s) = diff_protect::hunks::shorten(input, config.diff_max_bytes, id) {
+                    return Outcome {
+                        changed: true,
+                        original_bytes: input.len(),
+                        rules: vec![diff_protect::report_shortened(&s)],
+                        output: s.output,
+                        retention: Some(retention),
+                        lossy: true,
+                        failed_open: None,
+                    };
+                }
+            }
+            let mut o = Outcome::unchanged(input);
+            o.rules.push(diff_protect::report(input.len()));
+            o.retention = Some(retention);
+            return o;
+        }
         let mut o = Outcome::unchanged(input);
         o.rules.push(diff_protect::report(input.len()));
         return o;
@@ -186,6 +208,24 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
         // Net win first (sized with a placeholder id as long as a real one), so an
         // output that will be thrown away costs no store entry.
         if size >= input.len() {
+            // A short run of `\r` frames (`Rebasing (1/3)\rRebasing (2/3)\r…`) whose
+            // footer outweighs what rendering saved: rendered without a footer (what a
+            // terminal shows; docs/contract.md, guarantee 3), so glued frames never
+            // reach the model. Only when nothing was elided.
+            if !lossy && l.frames > 0 {
+                doc.footer.clear();
+                if doc.size() < input.len() {
+                    return Outcome {
+                        changed: true,
+                        original_bytes: input.len(),
+                        output: doc.render(None),
+                        rules,
+                        retention: None,
+                        lossy: false,
+                        failed_open: None,
+                    };
+                }
+            }
             return Outcome::unchanged(input);
         }
         retention = Some(store.retain(input));

@@ -167,3 +167,13 @@ fn item11_stream_gap_range_is_not_inverted() {
         assert_eq!(run(chunk), whole, "chunks of {chunk}");
     }
 }
+
+/// Issue 17, item 6: a short run of `\r` frames is rendered without a footer (one
+/// would outweigh the saving); the output is the terminal's rendering, accounted for.
+#[test]
+fn issue17_item6_short_frame_run_is_rendered_and_accounted_for() {
+    let input = b"Rebasing (1/3)\rRebasing (2/3)\rRebasing (3/3)\rSuccessfully rebased and updated refs/heads/main.\n";
+    let out = check(input, 24576).unwrap();
+    assert!(!out.contains(&b'\r'), "{}", String::from_utf8_lossy(&out));
+    assert!(out.len() < input.len());
+}

@@ -4,8 +4,11 @@
 //! `@@`), context diffs (`diff -c`) and normal diffs (plain `diff`, from the first
 //! line), `git show`/`git log -p` output (`commit <sha>` with a diff), mailbox patches
 //! (`From <sha>`), and gates the whole pipeline: the input is returned untouched.
-//! Coloured diffs (`git diff --color=always`, `diff --color`) are recognised through
-//! their escapes and returned untouched too, escapes included.
+//! Combined diffs (`git diff --cc`, `git show` of a merge, a merge's conflicts: `diff
+//! --cc`/`--combined` headers, `@@@` hunks) are diffs too. Coloured diffs (`git diff
+//! --color=always`, `diff --color=always` in the normal, context and unified formats)
+//! and diffs of files that hold escapes are recognised with their escapes read past,
+//! and returned untouched too, escapes included.
 //!
 //! **Why.** A model applies, reviews or quotes a diff; one elided hunk line corrupts it.
 //!
@@ -13,45 +16,76 @@
 //!
 //! **Options.** None.
 
+pub(crate) mod hunks;
+
 /// How far into the input to look for a diff's head (bytes).
 const HEAD: usize = 16 * 1024;
 
-/// Whether `input` is a diff: a `diff --git` header, or a `---`/`+++`/`@@` header, in
-/// its first [`HEAD`] bytes, read without colour escapes when it has some.
+/// Whether `input` is a diff: a `diff --git`, `diff --cc` or `diff --combined` header,
+/// a `---`/`+++` pair before a `@@` (unified) or `@@@` (combined) hunk, in its first
+/// [`HEAD`] bytes, or a normal or context diff from its first lines; read without
+/// escapes when it has some (a diff in colour, or a diff of files holding escapes).
 pub(crate) fn is_diff(input: &[u8]) -> bool {
     let head = &input[..input.len().min(HEAD)];
     if memchr::memchr(0x1b, head).is_some() {
-        // Colour escapes sit before a line's markers, not inside them: without either
-        // marker anywhere, no stripped line can start with one (and most coloured
-        // output is not a diff: it is not stripped here).
-        let may = memchr::memmem::find(head, b"diff --git ").is_some()
+        // Escapes sit before a line's markers or inside its text, never inside a
+        // marker: without one of them anywhere, no stripped line can start with one
+        // (and most coloured output is not a diff: it is not stripped here).
+        let may = memchr::memmem::find(head, b"diff --").is_some()
             || memchr::memmem::find(head, b"@@ -").is_some();
-        return may && has_diff_header(&crate::escape::strip(head));
+        if may && has_diff_header(&crate::escape::strip(head)) {
+            return true;
+        }
+        // A normal or context diff shows itself in its first lines: strip only those.
+        let first = first_lines(head, 4);
+        return context_or_normal(&crate::escape::strip(first));
     }
     has_diff_header(head)
 }
 
+/// The first `n` lines of `b` (with their `\n`s), or all of it.
+fn first_lines(b: &[u8], n: usize) -> &[u8] {
+    let mut end = 0;
+    for _ in 0..n {
+        match memchr::memchr(b'\n', &b[end..]) {
+            Some(i) => end += i + 1,
+            None => return b,
+        }
+    }
+    &b[..end]
+}
+
+/// A hunk header of a unified (`@@ -`) or combined (`@@@ -`, `git diff --cc`) diff.
+fn hunk_head(line: &[u8]) -> bool {
+    line.starts_with(b"@@ -") || line.starts_with(b"@@@ -")
+}
+
 fn has_diff_header(head: &[u8]) -> bool {
-    // A `diff --git` header at the start of a line near the start (a log that only
-    // mentions one further down is not a diff).
-    if head.starts_with(b"diff --git ") || memchr::memmem::find(head, b"\ndiff --git ").is_some() {
-        return true;
+    // A `diff --git` (or combined: `diff --cc`, `diff --combined`) header at the start
+    // of a line near the start (a log that only mentions one further down is not a
+    // diff).
+    for h in [&b"diff --git "[..], b"diff --cc ", b"diff --combined "] {
+        if head.starts_with(h) || memchr::memmem::find(head, &[b"\n", h].concat()).is_some() {
+            return true;
+        }
     }
     if context_or_normal(head) {
         return true;
     }
-    let has_hunk = head.starts_with(b"@@ -") || memchr::memmem::find(head, b"\n@@ -").is_some();
+    let has_hunk = hunk_head(head)
+        || memchr::memmem::find(head, b"\n@@ -").is_some()
+        || memchr::memmem::find(head, b"\n@@@ -").is_some();
     if !has_hunk {
         return false;
     }
-    // A file header pair right before a hunk: "--- x\n+++ y\n@@ -".
+    // A file header pair right before a hunk: "--- x\n+++ y\n@@ -" (or "@@@ -").
     let mut it = head.split(|&b| b == b'\n').peekable();
     let mut prev_minus = false;
     while let Some(line) = it.next() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if prev_minus && line.starts_with(b"+++ ") {
             if let Some(next) = it.peek() {
-                if next.starts_with(b"@@ -") {
+                if hunk_head(next) {
                     return true;
                 }
             }
@@ -103,6 +137,17 @@ pub(crate) fn report(protected_bytes: usize) -> crate::RuleReport {
     }
 }
 
+/// The receipt row of a diff shortened by whole hunks ([`hunks::shorten`]).
+pub(crate) fn report_shortened(s: &hunks::Shortened) -> crate::RuleReport {
+    crate::RuleReport {
+        id: crate::RuleId::DiffProtect,
+        counts: vec![
+            ("hunks_elided", s.hunks_elided),
+            ("file_headers_elided", s.files_elided),
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +183,19 @@ mod tests {
         assert!(!is_diff(b"5c5 is not a diff\n< nor this\n"));
         assert!(!is_diff(b"12 ok\n> prompt\n"));
         assert!(!is_diff(b"*** Error in `./a.out': double free\n--- x\n"));
+        // Combined diffs, and normal/context diffs in colour or holding escapes.
+        assert!(is_diff(
+            b"diff --cc f\nindex 1,2..3\n--- a/f\n+++ b/f\n@@@ -1,1 -1,1 +1,2 @@@\n"
+        ));
+        assert!(is_diff(
+            b"--- a/f\n+++ b/f\n@@@ -1,1 -1,1 +1,2 @@@\n++<<<<<<< HEAD\n"
+        ));
+        assert!(is_diff(b"\x1b[36m2c2\x1b[0m\n\x1b[31m< b\x1b[0m\n---\n"));
+        assert!(is_diff(b"2c2\n< \x1b[31mb\x1b[0m\n---\n> c\n"));
+        assert!(is_diff(
+            b"\x1b[1m*** a\x1b[0m\n\x1b[1m--- b\x1b[0m\n***************\n\x1b[36m*** 1 ****\x1b[0m\n"
+        ));
+        assert!(!is_diff(b"\x1b[32m12 ok\x1b[0m\n> prompt\n"));
+        assert!(!is_diff(b"\x1b[1mdiff --stat\x1b[0m\n 3 files changed\n"));
     }
 }

@@ -1,34 +1,8 @@
-//! `terminal-render` — collapse redraws to the frame a terminal would show.
-//!
-//! **What it does.** Interprets carriage returns, backspaces and the cursor and erase
-//! escapes that progress bars, spinners and live displays use (`ESC[nA/B/C/D/E/F/G`,
-//! `ESC[H`/`f`, `ESC[d`, `ESC[K`/`1K`/`2K`, `ESC[J`, `ESC 7`/`ESC 8`, `ESC[s`/`ESC[u`,
-//! scroll regions) over a window of rows, and keeps what a person would read.
-//!
-//! **Why.** A 300-step tqdm loop is ~15,000 bytes of redraws whose last frame is all a
-//! terminal shows; a model reads every byte of it.
-//!
-//! **Semantics** (compatible with progress-squash): lines split on `\n`; a `\r` right
-//! before `\n` is a line ending. A `\r` starts a new *frame* on the same row. A frame's
-//! *stem* is its text before the first digit or bar glyph (`# = > | [`, U+2580–259F,
-//! U+2500–257F), trimmed. When a frame ends, if its stem equals the stem of what the row
-//! held (or extends it, as `… Done` ends `… 98%`), it replaces it (one frame removed); if the stems differ, the older text is kept
-//! on its own line (text written between redraws is never lost). Whitespace-only frames
-//! are skipped, unless they are at least as wide as the row (an erase: a terminal shows
-//! nothing there); a skipped (or empty) frame that is not the first of its line counts
-//! as removed. Erase escapes discard what they erase (counted as frames removed).
-//! Absolute cursor positioning (`ESC[r;cH`, as apt draws its `Progress:` status line)
-//! writes to a status row that is shown at the end only if it is still on screen.
-//! SGR, OSC (incl. OSC 8 links) and mode escapes are dropped here and counted for
-//! `ansi-strip`.
-//!
-//! **Example.** `get 10%\rget 50%\rget 100%\n` → `get 100%\n` (2 frames removed).
-//!
-//! **Options.** None. Output is only used when at least one frame was removed or a
-//! cursor/erase escape was interpreted; otherwise the input is left as it is.
+//! The emulator: a window of rows, a cursor, and the escapes that move or erase.
 
+use super::stem::{is_blank, same_bar};
+use super::Rendered;
 use crate::doc::{Doc, Eol, Line};
-use crate::escape::moves_cursor;
 use std::collections::{BTreeMap, VecDeque};
 use unicode_width::UnicodeWidthChar;
 
@@ -39,124 +13,8 @@ const MAX_PARAM: usize = 1000;
 /// Rows above the cursor that cursor-up can still reach; older rows are committed.
 const WINDOW: usize = 512;
 
-/// What rendering produced.
-pub(crate) struct Rendered<'a> {
-    pub doc: Doc<'a>,
-    pub frames_removed: u64,
-    /// Backspace controls rendered (what they erased or let be written over is gone).
-    pub backspaces_removed: u64,
-    pub escapes_removed: u64,
-    /// When asked for ([`render_applicable`]'s `starts`): the byte offset where each
-    /// line of the input starts (0, then each `\n` + 1), as [`RawIndex`] wants them;
-    /// the render loop passes every `\n` anyway.
-    ///
-    /// [`RawIndex`]: crate::doc::RawIndex
-    pub line_starts: Option<Vec<usize>>,
-}
-
-/// Whether `input` (whose [`Controls`] are `c`) holds anything this rule interprets:
-/// a frame control, or an escape that moves the cursor, erases, or saves or restores it.
-fn applies_with(input: &[u8], c: Controls) -> bool {
-    if c.frames() {
-        return true;
-    }
-    if !c.escape {
-        return false;
-    }
-    // Escapes: only cursor, erase and save/restore ones need rendering; colours and
-    // links are left to `ansi-strip`.
-    let mut i = 0;
-    while let Some(k) = memchr::memchr(0x1b, &input[i..]) {
-        i += k;
-        let s = &input[i..];
-        let n = crate::escape::escape_len(s);
-        if moves_cursor(s, n) {
-            return true;
-        }
-        i += n.max(1);
-    }
-    false
-}
-
-/// The terminal controls an input holds, found once so that the pipeline and this
-/// rule do not scan the input again for each question.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Controls {
-    /// An ESC byte (an escape sequence, or a stray ESC).
-    pub escape: bool,
-    /// A backspace.
-    pub backspace: bool,
-    /// A `\r` not followed by `\n` (under a pseudo-terminal every line ends in `\r\n`).
-    pub lone_cr: bool,
-}
-
-impl Controls {
-    pub(crate) fn scan(input: &[u8]) -> Controls {
-        let (mut escape, mut backspace) = (false, false);
-        if let Some(i) = memchr::memchr2(0x1b, 0x08, input) {
-            let rest = &input[i + 1..];
-            if input[i] == 0x1b {
-                escape = true;
-                backspace = memchr::memchr(0x08, rest).is_some();
-            } else {
-                backspace = true;
-                escape = memchr::memchr(0x1b, rest).is_some();
-            }
-        }
-        let lone_cr = memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'));
-        Controls {
-            escape,
-            backspace,
-            lone_cr,
-        }
-    }
-
-    /// Controls that draw frames without an escape: a backspace or a lone `\r`.
-    pub(crate) fn frames(&self) -> bool {
-        self.backspace || self.lone_cr
-    }
-}
-
-/// Renders `input`. `None` when nothing collapses and no cursor escape was used.
-pub(crate) fn render(input: &[u8]) -> Option<Rendered<'_>> {
-    render_at(input, 0)
-}
-
-/// [`render`] for a piece of a larger input whose first line is original line
-/// `first_line` (0-based): the rendered lines carry original line numbers.
-pub(crate) fn render_at(input: &[u8], first_line: u32) -> Option<Rendered<'_>> {
-    let c = Controls::scan(input);
-    if !applies_with(input, c) {
-        return None;
-    }
-    render_applicable(input, first_line, c, false)
-}
-
-/// [`render_at`] for a caller that already knows the input holds something to render
-/// (a frame control or a cursor escape) and its [`Controls`]: no second scan.
-/// With `starts`, also collects [`Rendered::line_starts`] where that is free (text whose
-/// only controls are `\r` and `\n`).
-pub(crate) fn render_applicable(
-    input: &[u8],
-    first_line: u32,
-    c: Controls,
-    starts: bool,
-) -> Option<Rendered<'_>> {
-    if !c.escape && !c.backspace {
-        let starts = starts.then(|| {
-            let mut v = Vec::with_capacity(input.len() / 48 + 2);
-            v.push(0);
-            v
-        });
-        return render_frames(input, first_line, starts);
-    }
-    // The emulator's line count can differ from the input's `\n`s (an escape may
-    // swallow one): its callers index the input themselves.
-    render_term(input, first_line)
-}
-
-/// [`render_at`] by the full emulator ([`Term`]), whatever the input holds.
-fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
+/// [`render_at`](super::render_at) by the full emulator ([`Term`]), whatever the input holds.
+pub(super) fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
     let mut t = Term::new(input.len(), first_line);
     t.run(input);
     let dirty = t.dirty || t.frames_removed > 0;
@@ -172,166 +30,6 @@ fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
         backspaces_removed,
         escapes_removed,
         line_starts: None,
-    })
-}
-
-/// [`render_at`] for text whose only controls are `\r` and `\n` (no escape, no
-/// backspace), as rsync, tqdm without colour and most download meters write it. With
-/// nothing but carriage returns, a frame always replaces its row whole (no overlay),
-/// so every line shown is one frame: a slice of the input, no copy. Gives exactly the
-/// emulator's output (tested against [`Term`]).
-fn render_frames(
-    input: &[u8],
-    first_line: u32,
-    mut starts: Option<Vec<usize>>,
-) -> Option<Rendered<'_>> {
-    /// The row being drawn: its current frame, the frame pending under it, and earlier
-    /// frames with a different stem kept above it.
-    struct Row {
-        text: (usize, usize),
-        pending: Option<(usize, usize)>,
-        erased: bool,
-        aside: Vec<(usize, usize)>,
-        /// The stem of the last frame compared, as `(frame, stem)` ranges of the
-        /// input: that frame is the next comparison's older frame.
-        stem: Option<((usize, usize), (usize, usize))>,
-    }
-    let mut lines: Vec<Line> = Vec::with_capacity(input.len() / 48 + 1);
-    let mut frames = 0u64;
-    let mut line_no = first_line;
-    let mut row = Row {
-        text: (0, 0),
-        pending: None,
-        erased: false,
-        aside: Vec::new(),
-        stem: None,
-    };
-    let stem_of = |r: (usize, usize)| {
-        let (s, e) = stem_span(&input[r.0..r.1]);
-        (r.0 + s, r.0 + e)
-    };
-    let wide = |r: (usize, usize)| width(&input[r.0..r.1]);
-    // Resolves the pending frame as `Term::resolve` does.
-    let resolve = |row: &mut Row, frames: &mut u64| {
-        let Some(prev) = row.pending.take() else {
-            return;
-        };
-        let new = row.text;
-        // A frame's stem starts at its first visible byte: a stem starting at the
-        // frame's end means a blank frame. The older frame is usually the one compared
-        // last time: its stem is known.
-        let cur = stem_of(new);
-        let old = match row.stem {
-            Some((r, s)) if r == prev => s,
-            _ => stem_of(prev),
-        };
-        row.stem = Some((new, cur));
-        let prev_blank = old.0 == prev.1;
-        if cur.0 == new.1 {
-            // A blank frame: an erase of the row, or skipped; removed either way.
-            if wide(new) >= wide(prev) {
-                row.text = (new.0, new.0);
-                row.erased = true;
-            } else {
-                row.text = prev;
-            }
-            *frames += 1;
-        } else if same_stem(&input[cur.0..cur.1], &input[old.0..old.1]) {
-            *frames += 1;
-        } else if !prev_blank {
-            row.aside.push(prev);
-        }
-    };
-    // One scan for both controls: `\r` ends a frame (unless it is part of `\r\n`),
-    // `\n` ends a line.
-    let n = input.len();
-    let mut seg = 0;
-    let mut first = true;
-    row.text = (0, 0);
-    let write = |row: &mut Row, first: bool, s: usize, e: usize| {
-        if e > s {
-            if !first && row.text.0 != row.text.1 {
-                row.pending = Some(row.text);
-            }
-            row.text = (s, e);
-            row.erased = false;
-        }
-    };
-    let mut end_line = |row: &mut Row, eol: Option<Eol>, lines: &mut Vec<Line>| {
-        let text_line = |(a, b): (usize, usize), eol: Eol| Line::text(a, b, eol, line_no);
-        match eol {
-            Some(eol) => {
-                if !row.aside.is_empty() {
-                    lines.extend(row.aside.drain(..).map(|r| text_line(r, eol)));
-                }
-                if !(row.erased && row.text.0 == row.text.1) {
-                    lines.push(text_line(row.text, eol));
-                }
-            }
-            None => {
-                // The last line, without a newline: frames kept above it end in `\n`.
-                lines.extend(row.aside.drain(..).map(|r| text_line(r, Eol::Lf)));
-                if row.text.0 != row.text.1 {
-                    lines.push(text_line(row.text, Eol::None));
-                }
-            }
-        }
-        line_no = line_no.saturating_add(1);
-    };
-    for p in crate::text::CrLf::new(input) {
-        if input[p] == b'\r' {
-            if input.get(p + 1) == Some(&b'\n') {
-                continue;
-            }
-            let erased = row.erased;
-            write(&mut row, first, seg, p);
-            if row.pending.is_some() {
-                resolve(&mut row, &mut frames);
-            } else if !first && (p == seg || (erased && is_blank(&input[seg..p]))) {
-                // An empty frame (`\r\r`), or a blank one over an erased row, is
-                // skipped: a frame removed. Not the first of a line (`\ronly one
-                // frame` stays as it is).
-                frames += 1;
-            }
-            first = false;
-        } else {
-            if let Some(s) = starts.as_mut() {
-                s.push(p + 1);
-            }
-            let crlf = p > seg && input[p - 1] == b'\r';
-            let end = if crlf { p - 1 } else { p };
-            write(&mut row, first, seg, end);
-            resolve(&mut row, &mut frames);
-            end_line(
-                &mut row,
-                Some(if crlf { Eol::CrLf } else { Eol::Lf }),
-                &mut lines,
-            );
-            row.text = (p + 1, p + 1);
-            row.erased = false;
-            first = true;
-        }
-        seg = p + 1;
-    }
-    if seg < n || !first {
-        write(&mut row, first, seg, n);
-        resolve(&mut row, &mut frames);
-        end_line(&mut row, None, &mut lines);
-    }
-    if frames == 0 {
-        return None;
-    }
-    Some(Rendered {
-        doc: Doc {
-            buf: std::borrow::Cow::Borrowed(input),
-            lines,
-            markers: Vec::new(),
-            footer: Vec::new(),
-        },
-        frames_removed: frames,
-        backspaces_removed: 0,
-        escapes_removed: 0,
-        line_starts: starts,
     })
 }
 
@@ -368,7 +66,7 @@ struct Pending {
     prev: Vec<u8>,
 }
 
-struct Term {
+pub(super) struct Term {
     rows: VecDeque<Row>,
     /// Absolute index of `rows[0]`.
     base: usize,
@@ -412,6 +110,12 @@ struct Term {
     /// The input drew in ways that would cost more than [`Term::work_limit`] to
     /// follow (e.g. backspacing inside a line of megabytes): nothing is rendered.
     gave_up: bool,
+    /// Blank cells written so far to reach a column past a row's end (`ESC[nC`,
+    /// `ESC[nG`, `ESC[r;cH`): a few bytes of input each, up to [`MAX_PARAM`] bytes of
+    /// row. Past [`Term::pad_limit`] the emulator gives up (the input goes on as it
+    /// was), so memory stays bounded per input byte.
+    padded: u64,
+    pad_limit: u64,
 }
 
 /// Starting capacity of a row's buffer, bytes: a row written in many small pieces
@@ -428,6 +132,13 @@ const ROW_CAPACITY: usize = 64;
 const WORK_PER_BYTE: u64 = 256;
 /// Work allowed whatever the input's size.
 const WORK_MIN: u64 = 64 << 20;
+
+/// Blank bytes that cursor moves may add to rows, per input byte (see
+/// [`Term::padded`]): the rendered rows then hold at most this many bytes of padding
+/// per input byte, whatever the escapes ask for.
+const PAD_PER_BYTE: u64 = 4;
+/// Padding allowed whatever the input's size, bytes.
+const PAD_MIN: u64 = 1 << 20;
 
 impl Term {
     fn new(cap: usize, first_line: u32) -> Term {
@@ -461,6 +172,8 @@ impl Term {
             work: 0,
             work_limit: (cap as u64).saturating_mul(WORK_PER_BYTE).max(WORK_MIN),
             gave_up: false,
+            padded: 0,
+            pad_limit: (cap as u64).saturating_mul(PAD_PER_BYTE).max(PAD_MIN),
         }
     }
 
@@ -497,7 +210,7 @@ impl Term {
         let n = input.len();
         let has_bs = memchr::memchr(0x08, input).is_some();
         let mut i = 0;
-        while i < n {
+        while i < n && !self.gave_up {
             let rest = &input[i..];
             let mut next = next_special(rest);
             if has_bs {
@@ -628,7 +341,14 @@ impl Term {
                     return;
                 }
                 if c >= w {
-                    row.text.extend(std::iter::repeat_n(b' ', c - w));
+                    let pad = c - w;
+                    self.padded = self.padded.saturating_add(pad as u64);
+                    if self.padded > self.pad_limit {
+                        self.gave_up = true;
+                        return;
+                    }
+                    let row = self.row();
+                    row.text.extend(std::iter::repeat_n(b' ', pad));
                     row.text.extend_from_slice(text);
                     row.src_last = src;
                     self.col = None;
@@ -1025,7 +745,7 @@ fn next_special(s: &[u8]) -> usize {
 }
 
 /// Display width in terminal cells (invalid UTF-8 bytes count one cell each).
-pub(crate) fn width(b: &[u8]) -> usize {
+pub(super) fn width(b: &[u8]) -> usize {
     if b.is_ascii() {
         return b.len();
     }
@@ -1075,364 +795,4 @@ fn overwrite(row: &mut Vec<u8>, col: usize, text: &[u8]) -> usize {
     let end = byte_at_col(row, end_col).max(start);
     row.splice(start..end, text.iter().copied());
     end_col
-}
-
-/// Whether `b` shows nothing (ASCII whitespace only).
-pub(crate) fn is_blank(b: &[u8]) -> bool {
-    b.iter().all(|c| c.is_ascii_whitespace())
-}
-
-/// Whether the frame `old`, drawn over by `new` after a `\r`, leaves nothing a
-/// terminal would show: blank, or the same bar (see [`same_bar`]). Otherwise the
-/// rendering keeps `old` on a line of its own.
-pub(crate) fn overdrawn(old: &[u8], new: &[u8]) -> bool {
-    is_blank(old) || same_bar(new, old)
-}
-
-/// Whether `new` redraws the same bar as `old`: equal stems, or (beyond
-/// progress-squash) a final frame that extends the stem, as in
-/// `Reading package lists... 98%` → `Reading package lists... Done`.
-fn same_bar(new: &[u8], old: &[u8]) -> bool {
-    same_stem(stem(new), stem(old))
-}
-
-/// [`same_bar`] on the two frames' stems.
-fn same_stem(a: &[u8], b: &[u8]) -> bool {
-    a == b || (b.len() >= 4 && a.starts_with(b))
-}
-
-/// Bytes that end a stem: ASCII digits, the bar glyphs `# = > | [`, and 0xE2 (the
-/// lead byte of U+2500–259F, checked further in [`stem`]).
-const STEM_END: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = b'0';
-    while c <= b'9' {
-        t[c as usize] = true;
-        c += 1;
-    }
-    t[b'#' as usize] = true;
-    t[b'=' as usize] = true;
-    t[b'>' as usize] = true;
-    t[b'|' as usize] = true;
-    t[b'[' as usize] = true;
-    t[0xE2] = true;
-    t
-};
-
-/// The frame's stem: text before the first digit or bar glyph, trimmed.
-pub(crate) fn stem(b: &[u8]) -> &[u8] {
-    let (s, e) = stem_span(b);
-    &b[s..e]
-}
-
-/// [`stem`] as a half-open byte range of `b`.
-fn stem_span(b: &[u8]) -> (usize, usize) {
-    // Leading whitespace never ends a stem: skip it first, then the stem runs to the
-    // first stem-ending byte, less trailing whitespace.
-    let start = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let mut end = b.len();
-    let mut i = start;
-    while i < b.len() {
-        let c = b[i];
-        if STEM_END[c as usize] {
-            // U+2500–259F (box drawing and block elements) are E2 94 80 – E2 96 9F.
-            if c != 0xE2 || (i + 1 < b.len() && (0x94..=0x96).contains(&b[i + 1])) {
-                end = i;
-                break;
-            }
-        }
-        i += 1;
-    }
-    while end > start && b[end - 1].is_ascii_whitespace() {
-        end -= 1;
-    }
-    (start, end)
-}
-
-/// The receipt row: `frames_removed`, and `backspaces_removed` when there were any;
-/// `None` when neither changed anything.
-pub(crate) fn report(frames: u64, backspaces: u64) -> Option<crate::RuleReport> {
-    if frames == 0 && backspaces == 0 {
-        return None;
-    }
-    let mut counts = vec![("frames_removed", frames)];
-    if backspaces > 0 {
-        counts.push(("backspaces_removed", backspaces));
-    }
-    Some(crate::RuleReport {
-        id: crate::RuleId::TerminalRender,
-        counts,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn r(input: &[u8]) -> (String, u64) {
-        match render(input) {
-            Some(x) => (
-                String::from_utf8_lossy(&x.doc.render(None)).into_owned(),
-                x.frames_removed,
-            ),
-            None => (String::from_utf8_lossy(input).into_owned(), 0),
-        }
-    }
-
-    /// The plain-frame path gives exactly the emulator's output.
-    #[test]
-    fn plain_frames_agree_with_the_emulator() {
-        let mut rendered = 0;
-        let mut check = |input: &[u8]| {
-            // The line starts collected on the way are the input's.
-            if let Some(r) = render_frames(input, 0, Some(vec![0])) {
-                let crate::doc::RawIndex::Full { starts, .. } = crate::doc::RawIndex::new(input)
-                else {
-                    unreachable!("RawIndex::new is full")
-                };
-                assert_eq!(r.line_starts.as_ref(), Some(&starts), "{input:?}");
-            }
-            let fast = render_frames(input, 7, None);
-            let slow = render_term(input, 7);
-            match (fast, slow) {
-                (None, None) => {}
-                (Some(f), Some(s)) => {
-                    rendered += 1;
-                    assert_eq!(f.frames_removed, s.frames_removed, "{input:?}");
-                    assert_eq!(f.doc.render(None), s.doc.render(None), "{input:?}");
-                    let src = |d: &Doc<'_>| -> Vec<(u32, u32, Eol)> {
-                        d.lines
-                            .iter()
-                            .map(|l| (l.src_first, l.src_last, l.eol))
-                            .collect()
-                    };
-                    assert_eq!(src(&f.doc), src(&s.doc), "{input:?}");
-                }
-                (f, s) => panic!(
-                    "{input:?}: plain {:?} vs emulator {:?}",
-                    f.map(|r| r.frames_removed),
-                    s.map(|r| r.frames_removed)
-                ),
-            }
-        };
-        let alphabet: [&[u8]; 12] = [
-            b"a",
-            b"b",
-            b" ",
-            b"1",
-            b"5%",
-            b"\r",
-            b"\r",
-            b"\n",
-            b"\r\n",
-            "é".as_bytes(),
-            "日".as_bytes(),
-            b"get ",
-        ];
-        let mut next = crate::text::splitmix(0x9e37_79b9_7f4a_7c15u64);
-        for _ in 0..20_000 {
-            let len = (next() % 24) as usize;
-            let mut input = Vec::new();
-            for _ in 0..len {
-                input.extend_from_slice(alphabet[(next() % alphabet.len() as u64) as usize]);
-            }
-            check(&input);
-        }
-        for case in [
-            &b"a 1%\ra 2%"[..],
-            b"10%\r20%\r30%",
-            b"abc\r   \r\n",
-            b"abc\r  \r\n",
-            b"abc\r   \rX\n",
-            b"\r\r\n",
-            b"x\r\r\r",
-            b"Downloading 10%\rERROR: disk full\rDownloading 20%\n",
-        ] {
-            check(case);
-        }
-        // And every capture of the corpus, with its escapes and backspaces removed.
-        let captures = crate::text::corpus_captures();
-        assert_eq!(captures.len(), 26);
-        for raw in captures {
-            let plain: Vec<u8> = crate::escape::strip(&raw)
-                .iter()
-                .copied()
-                .filter(|&b| b != 0x08)
-                .collect();
-            check(&plain);
-        }
-        // Most random cases have frames to remove: the comparison is not vacuous.
-        assert!(rendered > 1_000, "{rendered}");
-    }
-
-    #[test]
-    fn stems() {
-        assert_eq!(stem(b"Downloading 10%"), b"Downloading");
-        assert_eq!(stem(b"10%"), b"");
-        assert_eq!(stem("get |###".as_bytes()), b"get");
-        assert_eq!(stem("x \u{2588}\u{2588} 5".as_bytes()), b"x");
-    }
-
-    #[test]
-    fn progress_squash_small_cases() {
-        assert_eq!(
-            r(b"plain output\nwith lines\n"),
-            ("plain output\nwith lines\n".into(), 0)
-        );
-        assert_eq!(r(b"\ronly one frame\n").1, 0);
-        assert_eq!(
-            r(b"Downloading 10%\rERROR: disk full\rDownloading 20%\n").1,
-            0
-        );
-        assert_eq!(
-            r(b"Downloading 10%\rDownloading 20%\rDownloading 30%\rERROR: disk full\n"),
-            ("Downloading 30%\nERROR: disk full\n".into(), 2)
-        );
-        assert_eq!(
-            r(b"step 1/3\rstep 2/3\rstep 3/3\r\nnext\r\n"),
-            ("step 3/3\r\nnext\r\n".into(), 2)
-        );
-        assert_eq!(
-            r(b"\x1b[2K\rStep 1/3\x1b[K\r\x1b[2KStep 2/3\x1b[K\r\x1b[2KStep 3/3\x1b[K\ndone\n"),
-            ("Step 3/3\ndone\n".into(), 2)
-        );
-        assert_eq!(
-            r(b"\rget |#     | 10%\rget |###   | 50%\rget |######| 100%\n"),
-            ("get |######| 100%\n".into(), 2)
-        );
-        assert_eq!(r(b"a 1%\ra 2%"), ("a 2%".into(), 1));
-        assert_eq!(r(b"10%\r20%\r30%"), ("30%".into(), 2));
-    }
-
-    #[test]
-    fn multi_line_redraw_keeps_last_frame_and_log_lines() {
-        let mut s = Vec::new();
-        s.extend_from_slice(b"a 0%\r\nb 0%");
-        for k in 1..=3 {
-            s.extend_from_slice(b"\r\x1b[2K\x1b[1A\x1b[2K");
-            if k == 2 {
-                s.extend_from_slice(b"log: mirror switched\r\n");
-            }
-            s.extend_from_slice(format!("a {k}0%\r\nb {k}0%").as_bytes());
-        }
-        s.extend_from_slice(b"\r\ndone\r\n");
-        let (out, n) = r(&s);
-        assert_eq!(out, "log: mirror switched\r\na 30%\r\nb 30%\r\ndone\r\n");
-        assert_eq!(n, 6);
-    }
-
-    #[test]
-    fn status_line_is_dropped_when_erased() {
-        let s = b"Unpacking x\r\n\x1b7\x1b[40;0fProgress: [ 10%]\x1b8Setting up x\r\n\x1b7\x1b[40;0fProgress: [ 20%]\x1b8done\r\n\x1b[1A\x1b[J\r\nN: notice\r\n";
-        let (out, _) = r(s);
-        assert!(!out.contains("Progress"), "{out}");
-        assert!(
-            out.contains("Setting up x") && out.contains("N: notice"),
-            "{out}"
-        );
-    }
-
-    /// `tput cuu1; tput el` after a newline: the cursor goes up in column 0 (the
-    /// column it was in), so the erase clears the old line instead of nothing.
-    #[test]
-    fn cursor_up_keeps_the_column() {
-        let mut s = b"start\nstatus 0\n".to_vec();
-        for k in 1..=50 {
-            s.extend_from_slice(format!("\x1b[1A\x1b[Kstatus {k}\n").as_bytes());
-        }
-        s.extend_from_slice(b"end\n");
-        assert_eq!(r(&s), ("start\nstatus 50\nend\n".into(), 50));
-        // Two rows at once, erased to the end of the screen.
-        let mut s = b"a 0\nb 0\n".to_vec();
-        for k in 1..=9 {
-            s.extend_from_slice(format!("\x1b[2A\x1b[Ja {k}\nb {k}\n").as_bytes());
-        }
-        assert_eq!(r(&s), ("a 9\nb 9\n".into(), 18));
-        // Up from the middle of a line keeps that column (the final newline then
-        // only moves the cursor back down to `xy`).
-        assert_eq!(r(b"abcdef\nxy\x1b[1AZ\n").0, "abZdef\nxy");
-    }
-
-    /// A status line redrawn from a saved position: restored as often as asked, to the
-    /// saved column (not to the end of what was written since).
-    #[test]
-    fn save_and_restore_redraw_a_status_line() {
-        for (save, restore) in [("\x1b7", "\x1b8"), ("\x1b[s", "\x1b[u")] {
-            let mut s = format!("start\n{save}");
-            for k in 0..=100 {
-                s.push_str(&format!("{restore}\x1b[Kstatus {k}"));
-            }
-            s.push_str("\nend\n");
-            assert_eq!(
-                r(s.as_bytes()),
-                ("start\nstatus 100\nend\n".into(), 100),
-                "{save}"
-            );
-        }
-        // Saved again around each frame.
-        let mut s = String::from("start\n");
-        for k in 0..=20 {
-            s.push_str(&format!("\x1b7\x1b[Kstatus {k}\x1b8"));
-        }
-        s.push_str("\nend\n");
-        assert_eq!(r(s.as_bytes()).0, "start\nstatus 20\nend\n");
-    }
-
-    #[test]
-    fn spinner_with_cha_and_erase() {
-        let (out, n) =
-            r("⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0K⠸\x1b[1G\x1b[0Kadded 3 packages\r\n".as_bytes());
-        assert_eq!(out, "added 3 packages\r\n");
-        assert_eq!(n, 3);
-    }
-
-    /// Cursor moves along the row inside a frame (`ESC[nC`, `ESC[nD`, `ESC[nG` past
-    /// the first column) are part of the frame: the frames collapse to the last one.
-    /// (Each move ended the frame, so every redraw was kept as a line of its own.)
-    #[test]
-    fn moves_along_the_row_stay_inside_the_frame() {
-        let (out, n) = r(&[&b"a\x1b[5Cb\r"[..]; 2000].concat());
-        assert_eq!((out.as_str(), n), ("a     b", 1999));
-        let (out, n) = r(b"get 10%\x1b[3D11\rget 20%\x1b[3D21\rget 30%\x1b[8Gz\n");
-        assert_eq!((out.as_str(), n), ("get 30%z\n", 2));
-        let (out, n) = r(b"get 10%\x1b[3D11\rget 20%\x1b[3D21\n");
-        assert_eq!((out.as_str(), n), ("get 21%\n", 1));
-    }
-
-    /// Blank and empty frames that erase nothing are skipped and counted (a spinner
-    /// clearing its line with bare `\r`s was left whole, 100 KB of `\r` elided as
-    /// text); the first `\r` of a line is no redraw (`\ronly one frame` stays).
-    #[test]
-    fn blank_redraws_are_removed_frames() {
-        let cases: &[(&[u8], &str, u64)] = &[
-            (&[b'\r'; 1000], "", 999),
-            (&b"  \r".repeat(500), "", 499),
-            (&[&[b'\r'; 500][..], b"done\n"].concat(), "done\n", 499),
-            (b"get 10%\r\rget 20%\r  \rget 30%\n", "get 30%\n", 4),
-            (b"\ronly one frame\n", "\ronly one frame\n", 0),
-        ];
-        for (input, want, frames) in cases {
-            assert_eq!(r(input), (want.to_string(), *frames), "{input:?}");
-            // The emulator counts the same (a colour escape sends the input to it).
-            let mut coloured = b"\x1b[0m\n".to_vec();
-            coloured.extend_from_slice(input);
-            let t = render_term(&coloured, 0).map_or(0, |x| x.frames_removed);
-            assert_eq!(t, *frames, "{input:?}");
-        }
-    }
-
-    #[test]
-    fn backspace_overwrites() {
-        let (out, _) = r(b"abc\x08\x08X\n");
-        assert_eq!(out, "aXc\n");
-    }
-
-    #[test]
-    fn wide_chars_overwrite_by_cells() {
-        let (out, _) = r("日本語\x1b[3GX\n".as_bytes());
-        assert_eq!(out, "日X語\n");
-    }
 }

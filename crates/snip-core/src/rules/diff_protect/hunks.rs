@@ -1,0 +1,448 @@
+//! A diff over its own budget (`SNIP_DIFF_MAX_BYTES`), shortened by whole hunks.
+//!
+//! **What it does.** Splits a unified or combined diff (one patch, `git show`, `git log
+//! -p`, a mailbox of patches) into segments: commit headers and other text outside
+//! hunks, file headers (`diff …`, `index …`, `--- …`, `+++ …`) and hunks (a `@@`/`@@@`
+//! header and its body, ended by its counts). Commit headers and other text are always
+//! kept. Then, in this order and while the estimated output fits the budget: each
+//! file's header with its first hunk, hunks with salient content (conflict markers,
+//! error words), the remaining hunks. What is left out becomes one marker per run of
+//! consecutive elided segments, naming each file and each hunk header with its `+N -M`
+//! counts and quoting the restore call for the run's exact bytes.
+//!
+//! **Guarantee.** Every kept byte is at its place, unchanged (escapes included): kept
+//! lines are byte-identical, kept hunks are complete (their `@@` counts match), and a
+//! file section whose header and hunks are kept applies as it did. Normal and context
+//! diffs, which have no `@@` hunks, are never shortened.
+
+use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::rule::RuleId;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Commit headers and any text outside files and hunks: always kept.
+    Other,
+    /// A file's header lines.
+    FileHead,
+    Hunk,
+}
+
+#[derive(Debug)]
+struct Seg {
+    kind: Kind,
+    /// Byte range, half-open.
+    start: usize,
+    end: usize,
+    /// Line range, 0-based, inclusive.
+    first: usize,
+    last: usize,
+    /// The file it belongs to (index into `files`), for file headers and hunks.
+    file: usize,
+    /// A hunk's header, `@@ … @@` (or `@@@ … @@@`), without the text after it.
+    label: String,
+    plus: u64,
+    minus: u64,
+    salient: bool,
+}
+
+struct File {
+    name: String,
+    head: Option<usize>,
+    hunks: Vec<usize>,
+}
+
+/// How a hunk's end is found.
+enum Body {
+    /// Unified: old and new lines still to come.
+    Counts { old: u64, new: u64 },
+    /// Combined (`@@@`): every line that starts with ` `, `+`, `-` or `\`.
+    Prefixed,
+}
+
+/// What shortening produced.
+pub(crate) struct Shortened {
+    pub output: Vec<u8>,
+    pub hunks_elided: u64,
+    pub files_elided: u64,
+}
+
+/// `@@ -a[,b] +c[,d] @@`: the old and new line counts.
+fn unified_counts(t: &[u8]) -> Option<(u64, u64)> {
+    let s = std::str::from_utf8(t.strip_prefix(b"@@ -")?).ok()?;
+    let (ranges, _) = s.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let count = |r: &str| -> Option<u64> {
+        match r.split_once(',') {
+            Some((a, b)) => {
+                a.parse::<u64>().ok()?;
+                b.parse().ok()
+            }
+            None => r.parse::<u64>().ok().map(|_| 1),
+        }
+    };
+    Some((count(old)?, count(new)?))
+}
+
+/// The `@@ … @@` part of a hunk header (what a marker names).
+fn hunk_label(t: &[u8]) -> String {
+    let at = if t.starts_with(b"@@@") { 3 } else { 2 };
+    let close = &t[..at];
+    let end = memchr::memmem::find(&t[at..], close).map_or(t.len(), |i| at + i + at);
+    String::from_utf8_lossy(&t[..end]).into_owned()
+}
+
+/// A file's name from its `diff --git a/x b/y`, `diff --cc x` or `+++ b/y` line.
+fn file_name(t: &[u8]) -> Option<String> {
+    let s = String::from_utf8_lossy(t);
+    if let Some(r) = s.strip_prefix("diff --git ") {
+        return Some(match r.rfind(" b/") {
+            Some(i) => r[i + 3..].to_string(),
+            None => r.to_string(),
+        });
+    }
+    for p in ["diff --cc ", "diff --combined "] {
+        if let Some(r) = s.strip_prefix(p) {
+            return Some(r.to_string());
+        }
+    }
+    if let Some(r) = s.strip_prefix("+++ ") {
+        let r = r.split('\t').next().unwrap_or(r);
+        return Some(r.strip_prefix("b/").unwrap_or(r).to_string());
+    }
+    None
+}
+
+/// Splits `input` into segments and files.
+fn segments(input: &[u8]) -> (Vec<Seg>, Vec<File>) {
+    let mut segs: Vec<Seg> = Vec::new();
+    let mut files: Vec<File> = Vec::new();
+    let mut body: Option<Body> = None;
+    let mut pos = 0;
+    let mut line_no = 0;
+    let mut stripped = Vec::new();
+    while pos < input.len() {
+        let end = memchr::memchr(b'\n', &input[pos..]).map_or(input.len(), |i| pos + i + 1);
+        let raw = &input[pos..end];
+        let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let t: &[u8] = if memchr::memchr(0x1b, raw).is_some() {
+            stripped.clear();
+            crate::escape::strip_into(raw, &mut stripped);
+            &stripped
+        } else {
+            raw
+        };
+        // Inside a hunk: does this line belong to it?
+        let mut in_hunk = false;
+        if let Some(b) = &mut body {
+            match b {
+                Body::Counts { old, new } => {
+                    let c = t.first().copied();
+                    if *old == 0 && *new == 0 {
+                        in_hunk = c == Some(b'\\');
+                    } else {
+                        in_hunk = true;
+                        match c {
+                            Some(b'+') => *new = new.saturating_sub(1),
+                            Some(b'-') => *old = old.saturating_sub(1),
+                            Some(b'\\') => {}
+                            Some(b' ') | None => {
+                                *old = old.saturating_sub(1);
+                                *new = new.saturating_sub(1);
+                            }
+                            _ => in_hunk = false,
+                        }
+                    }
+                }
+                Body::Prefixed => {
+                    in_hunk = matches!(t.first(), Some(b' ' | b'+' | b'-' | b'\\'))
+                        && !t.starts_with(b"--- ")
+                        && !t.starts_with(b"+++ ");
+                }
+            }
+        }
+        if in_hunk {
+            let s = segs.last_mut().expect("a hunk is open");
+            s.end = end;
+            s.last = line_no;
+            let marks = if t.starts_with(b"++") || t.starts_with(b"+ ") || t.starts_with(b" +") {
+                // Combined: a column of `+` (and `-`) per parent.
+                (
+                    t.iter().take(2).any(|&c| c == b'+'),
+                    t.iter().take(2).any(|&c| c == b'-'),
+                )
+            } else {
+                (t.first() == Some(&b'+'), t.first() == Some(&b'-'))
+            };
+            s.plus += u64::from(marks.0);
+            s.minus += u64::from(marks.1);
+            if !s.salient
+                && (t.windows(7).any(|w| w == b"<<<<<<<" || w == b">>>>>>>")
+                    || crate::salience::salience(t) > 0)
+            {
+                s.salient = true;
+            }
+        } else {
+            body = None;
+            let hunk = t.starts_with(b"@@ -") || t.starts_with(b"@@@ -");
+            let file_line = t.starts_with(b"diff ")
+                || (t.starts_with(b"--- ")
+                    && !segs.last().is_some_and(|s| s.kind == Kind::FileHead));
+            let commit = t.starts_with(b"commit ") || t.starts_with(b"From ");
+            let file = files.len().saturating_sub(1);
+            if hunk {
+                body = Some(match unified_counts(t) {
+                    Some((old, new)) if !t.starts_with(b"@@@") => Body::Counts { old, new },
+                    _ => Body::Prefixed,
+                });
+                let idx = segs.len();
+                if files.is_empty() {
+                    files.push(File {
+                        name: String::new(),
+                        head: None,
+                        hunks: Vec::new(),
+                    });
+                }
+                let file = files.len() - 1;
+                files[file].hunks.push(idx);
+                segs.push(Seg {
+                    kind: Kind::Hunk,
+                    start: pos,
+                    end,
+                    first: line_no,
+                    last: line_no,
+                    file,
+                    label: hunk_label(t),
+                    plus: 0,
+                    minus: 0,
+                    salient: false,
+                });
+            } else if file_line {
+                files.push(File {
+                    name: file_name(t).unwrap_or_default(),
+                    head: Some(segs.len()),
+                    hunks: Vec::new(),
+                });
+                segs.push(Seg {
+                    kind: Kind::FileHead,
+                    start: pos,
+                    end,
+                    first: line_no,
+                    last: line_no,
+                    file: files.len() - 1,
+                    label: String::new(),
+                    plus: 0,
+                    minus: 0,
+                    salient: false,
+                });
+            } else {
+                let last_kind = segs.last().map(|s| s.kind);
+                // A file header goes on until its first hunk, or a commit line.
+                let continues = match last_kind {
+                    Some(Kind::FileHead) => !commit,
+                    Some(Kind::Other) => true,
+                    _ => false,
+                };
+                if continues {
+                    let s = segs.last_mut().expect("checked");
+                    s.end = end;
+                    s.last = line_no;
+                    if s.kind == Kind::FileHead && t.starts_with(b"+++ ") {
+                        if let Some(n) = file_name(t) {
+                            if files[file].name.is_empty() || !raw.starts_with(b"diff ") {
+                                files[file].name = n;
+                            }
+                        }
+                    }
+                } else {
+                    segs.push(Seg {
+                        kind: Kind::Other,
+                        start: pos,
+                        end,
+                        first: line_no,
+                        last: line_no,
+                        file: usize::MAX,
+                        label: String::new(),
+                        plus: 0,
+                        minus: 0,
+                        salient: false,
+                    });
+                }
+            }
+        }
+        pos = end;
+        line_no += 1;
+    }
+    (segs, files)
+}
+
+/// Room a marker takes besides its list of names, bytes (the counts, the rule, the
+/// ranges and a restore call with a store id).
+const MARKER_OVERHEAD: usize = 260;
+
+/// What a segment adds to a marker's list when it is elided, bytes.
+fn label_bytes(s: &Seg, files: &[File]) -> usize {
+    // As [`render`] writes them: ` @@ … @@ +N -M`, and `; name (header)`.
+    let digits = |n: u64| n.checked_ilog10().unwrap_or(0) as usize + 1;
+    match s.kind {
+        Kind::Hunk => s.label.len() + 5 + digits(s.plus) + digits(s.minus),
+        Kind::FileHead => files[s.file].name.len() + 11,
+        Kind::Other => 0,
+    }
+}
+
+/// `input` (a diff over `budget` bytes) shortened by whole hunks, with markers quoting
+/// the store id `id`; `None` when it has no hunks to leave out, or the result would not
+/// be shorter.
+pub(crate) fn shorten(input: &[u8], budget: usize, id: &str) -> Option<Shortened> {
+    let (segs, files) = segments(input);
+    if !segs.iter().any(|s| s.kind == Kind::Hunk) {
+        return None;
+    }
+    let mut keep: Vec<bool> = segs.iter().map(|s| s.kind == Kind::Other).collect();
+    let mut kept: usize = segs
+        .iter()
+        .filter(|s| s.kind == Kind::Other)
+        .map(|s| s.end - s.start)
+        .sum();
+    let mut labels: usize = segs.iter().map(|s| label_bytes(s, &files)).sum();
+    let mut runs = runs_of(&keep);
+    // Units in priority order: a file's header with its first hunk, salient hunks,
+    // then the other hunks, each in input order.
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    for f in &files {
+        let mut u: Vec<usize> = f.head.into_iter().collect();
+        u.extend(f.hunks.first());
+        units.push(u);
+    }
+    for (i, s) in segs.iter().enumerate() {
+        if s.kind == Kind::Hunk && s.salient {
+            units.push(vec![i]);
+        }
+    }
+    for f in &files {
+        units.extend(f.hunks.iter().skip(1).map(|&h| vec![h]));
+    }
+    for u in units {
+        let new: Vec<usize> = u.into_iter().filter(|&i| !keep[i]).collect();
+        if new.is_empty() {
+            continue;
+        }
+        // A hunk is kept only with its file's header.
+        let mut new = new;
+        if let Some(h) = files[segs[new[0]].file]
+            .head
+            .filter(|&h| !keep[h] && !new.contains(&h))
+        {
+            if segs[new[0]].kind == Kind::Hunk {
+                new.insert(0, h);
+            }
+        }
+        let bytes: usize = new.iter().map(|&i| segs[i].end - segs[i].start).sum();
+        let freed: usize = new.iter().map(|&i| label_bytes(&segs[i], &files)).sum();
+        let estimate = kept + bytes + labels - freed + (runs + new.len()) * MARKER_OVERHEAD;
+        if estimate > budget {
+            continue;
+        }
+        for &i in &new {
+            keep[i] = true;
+        }
+        kept += bytes;
+        labels -= freed;
+        runs = runs_of(&keep);
+    }
+    let out = render(input, &segs, &files, &keep, id);
+    (out.output.len() < input.len()).then_some(out)
+}
+
+/// Runs of consecutive elided segments.
+fn runs_of(keep: &[bool]) -> usize {
+    let mut n = 0;
+    let mut prev = true;
+    for &k in keep {
+        if !k && prev {
+            n += 1;
+        }
+        prev = k;
+    }
+    n
+}
+
+fn render(input: &[u8], segs: &[Seg], files: &[File], keep: &[bool], id: &str) -> Shortened {
+    let mut out = Vec::with_capacity(input.len() / 2);
+    let mut hunks_elided = 0;
+    let mut files_elided = 0;
+    let mut i = 0;
+    while i < segs.len() {
+        if keep[i] {
+            out.extend_from_slice(&input[segs[i].start..segs[i].end]);
+            i += 1;
+            continue;
+        }
+        let from = i;
+        while i < segs.len() && !keep[i] {
+            i += 1;
+        }
+        let run = &segs[from..i];
+        let (start, end) = (run[0].start, run[run.len() - 1].end);
+        let hunks = run.iter().filter(|s| s.kind == Kind::Hunk).count() as u64;
+        let heads = run.iter().filter(|s| s.kind == Kind::FileHead).count() as u64;
+        hunks_elided += hunks;
+        files_elided += heads;
+        // Names: each file once, then its hunks' headers with their counts.
+        let mut list = String::new();
+        let mut last_file = usize::MAX;
+        let mut first_hunk = true;
+        for s in run {
+            if s.file != last_file {
+                if !list.is_empty() {
+                    list.push_str("; ");
+                }
+                let name = &files[s.file].name;
+                list.push_str(if name.is_empty() { "(unnamed)" } else { name });
+                if s.kind == Kind::FileHead {
+                    list.push_str(" (header)");
+                }
+                last_file = s.file;
+                first_hunk = true;
+            }
+            if s.kind == Kind::Hunk {
+                if !first_hunk {
+                    list.push(',');
+                }
+                first_hunk = false;
+                list.push_str(&format!(" {} +{} -{}", s.label, s.plus, s.minus));
+            }
+        }
+        let files_word = match heads {
+            0 => String::new(),
+            1 => " and 1 file header".to_string(),
+            n => format!(" and {n} file headers"),
+        };
+        let hunks_word = if hunks == 1 {
+            "1 hunk".to_string()
+        } else {
+            format!("{hunks} hunks")
+        };
+        let m = Marker {
+            what: format!(
+                "{hunks_word}{files_word} ({} bytes) elided: {list}",
+                end - start
+            ),
+            rule: RuleId::DiffProtect,
+            lines: Some((run[0].first as u64 + 1, run[run.len() - 1].last as u64 + 1)),
+            bytes: Some((start as u64, end as u64)),
+            recovery: Recovery::Elided(RestoreCall::Bytes {
+                start: start as u64,
+                end: end as u64,
+            }),
+        };
+        out.extend_from_slice(m.render(Some(id)).as_bytes());
+        out.push(b'\n');
+    }
+    Shortened {
+        output: out,
+        hunks_elided,
+        files_elided,
+    }
+}

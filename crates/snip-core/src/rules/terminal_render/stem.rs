@@ -1,0 +1,76 @@
+//! Frame stems: when a redraw replaces the row it overdraws.
+
+/// Whether `b` shows nothing (ASCII whitespace only).
+pub(crate) fn is_blank(b: &[u8]) -> bool {
+    b.iter().all(|c| c.is_ascii_whitespace())
+}
+
+/// Whether the frame `old`, drawn over by `new` after a `\r`, leaves nothing a
+/// terminal would show: blank, or the same bar (see [`same_bar`]). Otherwise the
+/// rendering keeps `old` on a line of its own.
+pub(crate) fn overdrawn(old: &[u8], new: &[u8]) -> bool {
+    is_blank(old) || same_bar(new, old)
+}
+
+/// Whether `new` redraws the same bar as `old`: equal stems, or (beyond
+/// progress-squash) a final frame that extends the stem, as in
+/// `Reading package lists... 98%` → `Reading package lists... Done`.
+pub(super) fn same_bar(new: &[u8], old: &[u8]) -> bool {
+    same_stem(stem(new), stem(old))
+}
+
+/// [`same_bar`] on the two frames' stems.
+pub(super) fn same_stem(a: &[u8], b: &[u8]) -> bool {
+    a == b || (b.len() >= 4 && a.starts_with(b))
+}
+
+/// Bytes that end a stem: ASCII digits, the bar glyphs `# = > | [`, and 0xE2 (the
+/// lead byte of U+2500–259F, checked further in [`stem`]).
+const STEM_END: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = b'0';
+    while c <= b'9' {
+        t[c as usize] = true;
+        c += 1;
+    }
+    t[b'#' as usize] = true;
+    t[b'=' as usize] = true;
+    t[b'>' as usize] = true;
+    t[b'|' as usize] = true;
+    t[b'[' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
+/// The frame's stem: text before the first digit or bar glyph, trimmed.
+pub(super) fn stem(b: &[u8]) -> &[u8] {
+    let (s, e) = stem_span(b);
+    &b[s..e]
+}
+
+/// [`stem`] as a half-open byte range of `b`.
+pub(super) fn stem_span(b: &[u8]) -> (usize, usize) {
+    // Leading whitespace never ends a stem: skip it first, then the stem runs to the
+    // first stem-ending byte, less trailing whitespace.
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let mut end = b.len();
+    let mut i = start;
+    while i < b.len() {
+        let c = b[i];
+        if STEM_END[c as usize] {
+            // U+2500–259F (box drawing and block elements) are E2 94 80 – E2 96 9F.
+            if c != 0xE2 || (i + 1 < b.len() && (0x94..=0x96).contains(&b[i + 1])) {
+                end = i;
+                break;
+            }
+        }
+        i += 1;
+    }
+    while end > start && b[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    (start, end)
+}
