@@ -40,18 +40,56 @@ fn pretty_json_alone_is_accounted_for() {
     check(pretty_doc(800).as_bytes(), 2048).unwrap();
 }
 
-#[test]
-// Issue 16 describes a failure of this shape; this input does not reproduce it.
-fn item1_pretty_json_then_blank_line() {
-    let input = format!("{}\n\n", pretty_doc(800));
-    check(input.as_bytes(), 2048).unwrap();
+/// The output of a one-document input over the budget: the same whitespace around it
+/// and a document with every key of the original's top-level object.
+fn assert_one_document_kept(input: &str, out: &[u8]) {
+    let out = std::str::from_utf8(out).expect("utf-8");
+    let lead = |s: &str| s.len() - s.trim_start().len();
+    let trail = |s: &str| s.len() - s.trim_end().len();
+    assert_eq!(
+        lead(out),
+        lead(input),
+        "leading whitespace changed: {out:.200}"
+    );
+    assert_eq!(
+        trail(out),
+        trail(input),
+        "trailing whitespace changed: {out:.200}"
+    );
+    let original: serde_json::Value = serde_json::from_str(input).expect("input is JSON");
+    let v: serde_json::Value = serde_json::from_str(out).expect("output is one JSON document");
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object()
+            .map_or_else(Vec::new, |o| o.keys().cloned().collect())
+    };
+    assert!(v.is_object(), "not an object: {out:.200}");
+    let kept = keys(&v);
+    assert!(
+        keys(&original).iter().all(|k| kept.contains(k)),
+        "keys lost: {out:.300}"
+    );
 }
 
 #[test]
-// Issue 16 describes a failure of this shape; this input does not reproduce it.
-fn item1_blank_line_then_pretty_json() {
+fn item1_pretty_json_then_blank_line_stays_one_document() {
+    let input = format!("{}\n\n", pretty_doc(800));
+    let out = check(input.as_bytes(), 2048).unwrap();
+    assert_one_document_kept(&input, &out);
+}
+
+#[test]
+fn item1_blank_line_then_pretty_json_stays_one_document() {
     let input = format!("\n{}\n", pretty_doc(800));
-    check(input.as_bytes(), 2048).unwrap();
+    let out = check(input.as_bytes(), 2048).unwrap();
+    assert_one_document_kept(&input, &out);
+}
+
+#[test]
+fn item1_blank_line_then_one_line_json_keeps_its_keys() {
+    let doc: serde_json::Value = serde_json::from_str(&pretty_doc(800)).unwrap();
+    let input = format!("\n{doc}\n");
+    let out = check(input.as_bytes(), 2048).unwrap();
+    assert_one_document_kept(&input, &out);
 }
 
 #[test]

@@ -143,12 +143,28 @@ pub fn is_json(input: &[u8]) -> bool {
     if scan(input, 0, input.len(), &params, false).is_some() {
         return true;
     }
+    lines_are_json(input, &params)
+}
+
+/// Whether `input` is JSON Lines and not one document: at least two non-blank lines,
+/// each one JSON value, and the whole not one JSON value (one document with blank lines
+/// before or after it is one document, not JSON Lines). Only JSON Lines may be cut
+/// between lines.
+pub fn is_json_lines(input: &[u8]) -> bool {
+    if std::str::from_utf8(input).is_err() {
+        return false;
+    }
+    let params = ScanParams::new(&Config::default());
+    scan(input, 0, input.len(), &params, false).is_none() && lines_are_json(input, &params)
+}
+
+fn lines_are_json(input: &[u8], params: &ScanParams) -> bool {
     let mut lines = 0;
     let mut start = 0;
     while start < input.len() {
         let end = memchr(b'\n', &input[start..]).map_or(input.len(), |p| start + p);
         if input[start..end].iter().any(|b| !is_ws(*b)) {
-            if scan(input, start, end, &params, false).is_none() {
+            if scan(input, start, end, params, false).is_none() {
                 return false;
             }
             lines += 1;

@@ -87,7 +87,7 @@ mod detect;
 mod plan;
 mod scan;
 
-pub use detect::{is_json, looks_like_json, opens_multiline_document};
+pub use detect::{is_json, is_json_lines, looks_like_json, opens_multiline_document};
 use plan::*;
 use scan::*;
 
@@ -123,6 +123,11 @@ pub struct JsonElision {
     pub minified: bool,
     /// Strings rewritten whole by the lossless text rules (and not elided afterwards).
     pub strings_rendered: u64,
+    /// Whether the input was JSON Lines (several documents, one a line) rather than one
+    /// document. Only JSON Lines may be cut between lines afterwards: one document keeps
+    /// its leading and trailing whitespace (blank lines included) as it is, and is never
+    /// a candidate for line elision however many lines that whitespace holds.
+    pub json_lines: bool,
 }
 
 /// Parses `input` as one JSON document (or JSON Lines) keeping byte spans, and returns a
@@ -191,7 +196,7 @@ fn apply_with(
         let mut stats = Stats::default();
         doc.render(&mut out, &mut stats);
         out.extend_from_slice(&input[doc.scan.root.1..]);
-        return finish(input, out, stats, doc.minify);
+        return finish(input, out, stats, doc.minify, false);
     }
     json_lines(input, config, id, lossy_allowed, text_rule, &params)
 }
@@ -249,10 +254,16 @@ fn json_lines(
         minified |= d.minify;
     }
     out.extend_from_slice(&input[pos..]);
-    finish(input, out, stats, minified)
+    finish(input, out, stats, minified, true)
 }
 
-fn finish(input: &[u8], output: Vec<u8>, s: Stats, minified: bool) -> Option<JsonElision> {
+fn finish(
+    input: &[u8],
+    output: Vec<u8>,
+    s: Stats,
+    minified: bool,
+    json_lines: bool,
+) -> Option<JsonElision> {
     (output.len() < input.len()).then_some(JsonElision {
         output,
         strings_elided: s.strings_elided,
@@ -260,6 +271,7 @@ fn finish(input: &[u8], output: Vec<u8>, s: Stats, minified: bool) -> Option<Jso
         bytes_elided: s.bytes_elided,
         minified,
         strings_rendered: s.strings_rendered,
+        json_lines,
     })
 }
 
