@@ -44,7 +44,11 @@
 //! - JSON Lines: a string's marker gives the raw byte range (in the whole input) of its
 //!   JSON-escaped middle instead of a pointer, since no pointer addresses one line. So
 //!   does a string whose pointer is longer than `MAX_POINTER_BYTES` (deep nesting:
-//!   the pointer alone would outgrow the budget).
+//!   the pointer alone would outgrow the budget), every string of a document in which
+//!   an object repeats a key or has a key with an escape (a pointer would name the last
+//!   of equal keys), every string of a document after a byte-order mark (the store
+//!   parses the document to follow a pointer), and a string holding a surrogate escape
+//!   (`\uD800`-`\uDFFF`, possibly lone: no decoded text to slice).
 //!
 //! # Why
 //! A 500 KB `cargo metadata` line or a `pip inspect` with 136 KB descriptions is useless

@@ -104,6 +104,8 @@ pub(super) struct Frame {
     pub(super) mid_start: [(usize, usize); 2],
     /// Array: where its ring of recent item ends starts in `Scanner::ring`.
     pub(super) ring_base: usize,
+    /// Object: where its key spans start in `Scanner::keys`.
+    pub(super) keys_base: usize,
 }
 
 pub(super) struct Scanner<'a, 'p> {
@@ -119,6 +121,11 @@ pub(super) struct Scanner<'a, 'p> {
     pub(super) ring_len: usize,
     pub(super) out: Scan,
     pub(super) scratch: Vec<u8>,
+    /// Raw content spans of the keys of each open object (document mode only).
+    pub(super) keys: Vec<(usize, usize)>,
+    /// Some object has a key twice (or a key with an escape, which could equal another
+    /// once decoded): a pointer could name the wrong member.
+    pub(super) ambiguous: bool,
 }
 
 /// Scans exactly one JSON value in `input[from..to]`, with optional whitespace around
@@ -148,11 +155,16 @@ pub(super) fn scan(
             pointers: String::new(),
         },
         scratch: Vec::new(),
+        keys: Vec::new(),
+        ambiguous: false,
     };
     // A UTF-8 byte-order mark at the very start is kept before the value, like
     // leading whitespace (RFC 8259 §8.1 lets a parser ignore it).
+    // Pointers address the parsed document, which a byte-order mark keeps the store
+    // from parsing: strings then restore by raw byte range, as in JSON Lines.
     if from == 0 && input[..to].starts_with(BOM) {
         s.i = BOM.len();
+        s.ambiguous = true;
     }
     while s.i < to && is_ws(input[s.i]) {
         s.i += 1;
@@ -167,6 +179,13 @@ pub(super) fn scan(
         return None;
     }
     let mut out = s.out;
+    if s.ambiguous {
+        // A pointer could name another member or nothing the store can parse: every
+        // string restores by the raw byte range of its elided middle instead.
+        for c in &mut out.strings {
+            c.ptr = None;
+        }
+    }
     out.root = (root_start, root_end);
     out.ws = s.ws;
     out.arrays.sort_by_key(|a| a.open);
@@ -226,6 +245,7 @@ impl Scanner<'_, '_> {
                         open: i,
                         mid_start: [(0, 0); 2],
                         ring_base: self.ring.len(),
+                        keys_base: self.keys.len(),
                     });
                     self.skip_ws();
                     let close = if c == b'[' { b']' } else { b'}' };
@@ -324,6 +344,16 @@ impl Scanner<'_, '_> {
         }
         if f.array {
             self.ring.truncate(f.ring_base);
+        } else if self.pointers_on {
+            let b = self.b;
+            let keys = &mut self.keys[f.keys_base..];
+            if keys.len() > 1 && !self.ambiguous {
+                keys.sort_unstable_by(|x, y| b[x.0..x.1].cmp(&b[y.0..y.1]));
+                self.ambiguous = keys
+                    .windows(2)
+                    .any(|w| b[w[0].0..w[0].1] == b[w[1].0..w[1].1]);
+            }
+            self.keys.truncate(f.keys_base);
         }
     }
 
@@ -335,6 +365,10 @@ impl Scanner<'_, '_> {
         let (s, e, _) = self.string()?;
         if let Some(top) = self.stack.last_mut() {
             top.key = (s, e);
+        }
+        if self.pointers_on {
+            self.ambiguous |= memchr(b'\\', &self.b[s..e]).is_some();
+            self.keys.push((s, e));
         }
         self.skip_ws();
         if self.byte()? != b':' {
@@ -406,11 +440,13 @@ impl Scanner<'_, '_> {
         let mut lossy = !marked && len >= self.p.min_lossy;
         let mut ptr = None;
         if lossy && self.pointers_on {
-            if self.child_ptr_upper() <= len {
-                ptr = Some(self.build_pointer());
-            } else {
+            if self.child_ptr_upper() > len {
                 lossy = false;
+            } else if !has_surrogate_escape(content) {
+                ptr = Some(self.build_pointer());
             }
+            // A surrogate escape (lone or paired) may decode to no Unicode scalar value,
+            // which the store cannot serve by field: the raw byte range serves it.
         }
         if lossy || lossless {
             self.out.strings.push(StrCand {
@@ -527,4 +563,16 @@ pub(super) fn next_special(b: &[u8], mut j: usize, end: usize) -> usize {
         j += 1;
     }
     j
+}
+
+/// Whether `raw` (a JSON string's content) holds a surrogate escape, `\uD800` to `\uDFFF`
+/// (or what looks like one after an escaped backslash: a false yes only costs a field
+/// pointer).
+fn has_surrogate_escape(raw: &[u8]) -> bool {
+    memmem::find_iter(raw, b"\\u").any(|k| {
+        raw.get(k + 2).is_some_and(|c| matches!(c, b'd' | b'D'))
+            && raw
+                .get(k + 3)
+                .is_some_and(|c| matches!(c, b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    })
 }
