@@ -106,8 +106,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             Some(j) if j.output.len() < input.len() => {
                 let lossy = j.strings_elided + j.items_elided > 0;
                 let report = json_fields::report(&j);
-                let multi_line = j.output[..j.output.len().saturating_sub(1)].contains(&b'\n');
-                if lossy_allowed && j.output.len() > config.max_bytes && multi_line {
+                // Only JSON Lines may be cut between lines: one document (with any
+                // whitespace, blank lines included, around it) stays whole.
+                if lossy_allowed && j.output.len() > config.max_bytes && j.json_lines {
                     json_lines = Some((j.output, report));
                 } else {
                     if retention.is_none() {
@@ -125,8 +126,10 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
                 }
             }
             _ if json_fields::is_json(input) => {
-                let multi_line = input[..input.len().saturating_sub(1)].contains(&b'\n');
-                if lossy_allowed && multi_line && input.len() > config.max_bytes {
+                if lossy_allowed
+                    && input.len() > config.max_bytes
+                    && json_fields::is_json_lines(input)
+                {
                     let o = json_lines_elided(input, input.to_vec(), None, config, retention);
                     if o.output.len() < input.len() {
                         return o;

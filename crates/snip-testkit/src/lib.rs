@@ -254,7 +254,38 @@ fn marker_range(m: &ParsedMarker, lines: &LineIndex) -> Option<(u64, u64)> {
         .or_else(|| m.lines.and_then(|(a, b)| lines.bytes_of(a, b)))
 }
 
+/// `output` as the JSON parser reads it: a leading byte-order mark dropped (RFC 8259
+/// §8.1 lets a parser ignore it) and each surrogate escape (`\uD800`-`\uDFFF`, which
+/// may be lone and then not parse) replaced by `\uFFFD`, so the markers of JSON that
+/// holds them are checked too. Marker text never holds either.
+fn json_view(output: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let output = output.strip_prefix(b"\xef\xbb\xbf").unwrap_or(output);
+    let surrogate = |w: &[u8]| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && matches!(w[2], b'd' | b'D')
+            && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+    };
+    if !output.windows(4).any(surrogate) {
+        return std::borrow::Cow::Borrowed(output);
+    }
+    let mut v = output.to_vec();
+    let mut i = 0;
+    while i + 6 <= v.len() {
+        if v[i] == b'\\' && surrogate(&v[i..i + 4]) {
+            v[i + 2..i + 6].copy_from_slice(b"fffd");
+            i += 6;
+        } else if v[i] == b'\\' {
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    std::borrow::Cow::Owned(v)
+}
+
 fn is_json(output: &[u8]) -> bool {
+    let output = &*json_view(output);
     if serde_json::from_slice::<serde_json::Value>(output).is_ok() {
         return true;
     }
@@ -283,6 +314,7 @@ fn text_markers(output: &[u8]) -> Vec<Found> {
 
 /// Markers inside the JSON string values of a JSON or JSON Lines output.
 fn json_markers(output: &[u8]) -> Vec<Found> {
+    let output = &*json_view(output);
     let mut out = Vec::new();
     let values: Vec<serde_json::Value> = match serde_json::from_slice(output) {
         Ok(v) => vec![v],

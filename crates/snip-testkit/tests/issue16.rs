@@ -40,40 +40,100 @@ fn pretty_json_alone_is_accounted_for() {
     check(pretty_doc(800).as_bytes(), 2048).unwrap();
 }
 
-#[test]
-// Issue 16 describes a failure of this shape; this input does not reproduce it.
-fn item1_pretty_json_then_blank_line() {
-    let input = format!("{}\n\n", pretty_doc(800));
-    check(input.as_bytes(), 2048).unwrap();
-}
-
-#[test]
-// Issue 16 describes a failure of this shape; this input does not reproduce it.
-fn item1_blank_line_then_pretty_json() {
-    let input = format!("\n{}\n", pretty_doc(800));
-    check(input.as_bytes(), 2048).unwrap();
-}
-
-#[test]
-// Issue 16 describes a failure of this shape; this input does not reproduce it.
-fn item2_duplicate_keys() {
-    let input = format!(
-        "{{\"k\": \"{}\", \"k\": \"{}\"}}",
-        "A".repeat(2936),
-        "B".repeat(68)
+/// The output of a one-document input over the budget: the same whitespace around it
+/// and a document with every key of the original's top-level object.
+fn assert_one_document_kept(input: &str, out: &[u8]) {
+    let out = std::str::from_utf8(out).expect("utf-8");
+    let lead = |s: &str| s.len() - s.trim_start().len();
+    let trail = |s: &str| s.len() - s.trim_end().len();
+    assert_eq!(
+        lead(out),
+        lead(input),
+        "leading whitespace changed: {out:.200}"
     );
-    check(input.as_bytes(), 512).unwrap();
+    assert_eq!(
+        trail(out),
+        trail(input),
+        "trailing whitespace changed: {out:.200}"
+    );
+    let original: serde_json::Value = serde_json::from_str(input).expect("input is JSON");
+    let v: serde_json::Value = serde_json::from_str(out).expect("output is one JSON document");
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object()
+            .map_or_else(Vec::new, |o| o.keys().cloned().collect())
+    };
+    assert!(v.is_object(), "not an object: {out:.200}");
+    let kept = keys(&v);
+    assert!(
+        keys(&original).iter().all(|k| kept.contains(k)),
+        "keys lost: {out:.300}"
+    );
 }
 
 #[test]
-#[ignore = "issue 16 item 3: a field marker in a string with a lone surrogate escape cannot be restored"]
+fn item1_pretty_json_then_blank_line_stays_one_document() {
+    let input = format!("{}\n\n", pretty_doc(800));
+    let out = check(input.as_bytes(), 2048).unwrap();
+    assert_one_document_kept(&input, &out);
+}
+
+#[test]
+fn item1_blank_line_then_pretty_json_stays_one_document() {
+    let input = format!("\n{}\n", pretty_doc(800));
+    let out = check(input.as_bytes(), 2048).unwrap();
+    assert_one_document_kept(&input, &out);
+}
+
+#[test]
+fn item1_blank_line_then_one_line_json_keeps_its_keys() {
+    let doc: serde_json::Value = serde_json::from_str(&pretty_doc(800)).unwrap();
+    let input = format!("\n{doc}\n");
+    let out = check(input.as_bytes(), 2048).unwrap();
+    assert_one_document_kept(&input, &out);
+}
+
+/// A field pointer names the last of two equal keys (RFC 6901 has no occurrence index),
+/// so a string of a document with a repeated key restores by its raw byte range, which
+/// the checker compares with the original's own bytes.
+#[test]
+fn item2_duplicate_keys_restore_by_byte_range() {
+    for input in [
+        format!(
+            "{{\"k\": \"{}\", \"k\": \"{}\"}}",
+            "A".repeat(2936),
+            "B".repeat(68)
+        ),
+        format!(
+            "{{\"a\": {{\"k\": \"{}\", \"j\": 1, \"k\": \"{}\"}}}}",
+            "A".repeat(2936),
+            "B".repeat(2000)
+        ),
+        // Keys equal once decoded.
+        format!(
+            "{{\"k\": \"{}\", \"\\u006b\": \"{}\"}}",
+            "A".repeat(2936),
+            "B".repeat(68)
+        ),
+    ] {
+        let out = check(input.as_bytes(), 512).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("[snip: "), "{out}");
+        assert!(
+            !out.contains("field="),
+            "a field pointer is ambiguous here: {out}"
+        );
+    }
+}
+
+#[test]
+
 fn item3_lone_surrogate() {
     let input = format!("{{\"k\": \"\\ud800{}\"}}", "A".repeat(4000));
     check(input.as_bytes(), 512).unwrap();
 }
 
 #[test]
-#[ignore = "issue 16 item 3: a field marker after a byte-order mark cannot be restored"]
+
 fn item3_byte_order_mark() {
     let input = format!("\u{feff}{{\"k\": \"{}\"}}", "A".repeat(4000));
     check(input.as_bytes(), 512).unwrap();
