@@ -80,7 +80,6 @@ fn item3_byte_order_mark() {
 }
 
 #[test]
-#[ignore = "issue 16 item 7: SNIP_TRACEBACK_TAIL=0 at a small budget panics in traceback-keep"]
 fn item7_traceback_tail_zero() {
     let mut input = String::from("Traceback (most recent call last):\n");
     for i in 0..200 {
@@ -93,6 +92,53 @@ fn item7_traceback_tail_zero() {
     cfg.traceback_tail_frames = 0;
     let store = TempStore::new();
     compress_and_check(input.as_bytes(), &cfg, &store.handle).unwrap();
+}
+
+/// Every count setting the docs allow (0 included) works at small and large budgets
+/// on an input with tracebacks, salient lines, repeats and long lines: no setting
+/// makes the pipeline fail open, and the output is accounted for.
+#[test]
+fn item7_every_count_setting_works() {
+    let mut input = String::new();
+    for t in 0..3 {
+        input.push_str(&format!(
+            "step {t} starting\nTraceback (most recent call last):\n"
+        ));
+        for i in 0..40 {
+            input.push_str(&format!(
+                "  File \"w{i}.py\", line {i}, in g{i}\n    g{i}()\n"
+            ));
+        }
+        input.push_str(&format!("RuntimeError: worker {t} died\n"));
+        for i in 0..30 {
+            input.push_str(&format!("info tick {i} fine\nsame\nsame\nsame\n"));
+        }
+        input.push_str(&format!("error: disk {t} full {}\n", "z".repeat(3000)));
+    }
+    let settings: [fn(&mut Config, usize); 5] = [
+        |c, v| c.traceback_head_frames = v,
+        |c, v| c.traceback_tail_frames = v,
+        |c, v| c.salient_context = v,
+        |c, v| c.repeat_min = v,
+        |c, v| c.json_array_keep = v,
+    ];
+    let store = TempStore::new();
+    for budget in [1024, 2048, 8192] {
+        for (k, set) in settings.iter().enumerate() {
+            for v in [0, 1, 2, 1000] {
+                let mut cfg = Config::with_budget(budget);
+                set(&mut cfg, v);
+                compress_and_check(input.as_bytes(), &cfg, &store.handle)
+                    .unwrap_or_else(|e| panic!("setting {k} = {v} at {budget}: {e}"));
+            }
+        }
+        for bytes in [0, 1, budget] {
+            let mut cfg = Config::with_budget(budget);
+            (cfg.head_bytes, cfg.tail_bytes, cfg.salient_bytes) = (bytes, bytes, bytes);
+            compress_and_check(input.as_bytes(), &cfg, &store.handle)
+                .unwrap_or_else(|e| panic!("head/tail/salient = {bytes} at {budget}: {e}"));
+        }
+    }
 }
 
 #[test]

@@ -226,7 +226,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         }
         if starts.len() > keep_head + keep_tail + 1 {
             let cut_from = starts[keep_head];
-            let cut_to = starts[starts.len() - keep_tail]; // exclusive
+            // Exclusive; with no tail frames kept, the run's end (its last frame's
+            // lines go too).
+            let cut_to = starts.get(starts.len() - keep_tail).copied().unwrap_or(j);
             out.extend_from_slice(&doc.lines[k..cut_from]);
             let first = doc.lines[cut_from];
             let last = doc.lines[cut_to - 1];
@@ -331,6 +333,28 @@ mod tests {
             let last = input.lines().rev().nth(1).expect("last");
             assert!(out.contains(first) && out.contains(last), "{out}");
         }
+    }
+
+    /// With no tail frames kept (`SNIP_TRACEBACK_TAIL=0`), the run is elided to its
+    /// end and the exception line after it kept.
+    #[test]
+    fn no_tail_frames_elides_to_the_run_s_end() {
+        let input = traceback(
+            "Traceback (most recent call last):",
+            |i| format!("  File \"/app/m.py\", line {i}, in f\n    f(x)\n"),
+            "KeyError: 'k'",
+        );
+        let mut doc = Doc::from_raw(input.as_bytes());
+        let raw = RawIndex::new(input.as_bytes());
+        let config = Config {
+            traceback_tail_frames: 0,
+            ..Config::default()
+        };
+        let (frames, _) = apply(&mut doc, &config, &raw);
+        assert_eq!(frames, 60 - 6);
+        let out = String::from_utf8(doc.render(None)).expect("utf-8");
+        assert!(out.contains("KeyError: 'k'\nlog line after"), "{out}");
+        assert!(!out.contains("line 59,"), "{out}");
     }
 
     /// Frame-like lines broken up by plain ones are no run: nothing is elided.
