@@ -223,3 +223,48 @@ fn issue17_item6_short_frame_run_is_rendered_and_accounted_for() {
     assert!(!out.contains(&b'\r'), "{}", String::from_utf8_lossy(&out));
     assert!(out.len() < input.len());
 }
+
+/// A single long line cut by both the head and the tail: the marker between them
+/// ends where the shown tail starts (it ended one byte later, the line's ending
+/// counted in a range inside the line).
+#[test]
+fn item12_one_line_cut_at_both_ends_tiles() {
+    for (len, budget) in [(50_000, 2048), (9_000, 4096), (300_000, 1024)] {
+        let line: String = (0..len).map(|i| (b'a' + (i % 23) as u8) as char).collect();
+        for input in [
+            format!("{line}\nlast\n"),
+            format!("first\n{line}\n"),
+            format!("{line}\n"),
+        ] {
+            check(input.as_bytes(), budget)
+                .unwrap_or_else(|e| panic!("{len} bytes at {budget}: {e}"));
+        }
+    }
+}
+
+/// The head's cut piece of a long line and an island window that starts where it
+/// ends are one line of the output (they printed as two lines with no marker
+/// between them).
+#[test]
+fn item12_head_piece_and_island_of_one_line_stay_one_line() {
+    for pad in [3300usize, 3400, 3500] {
+        let mut input = String::from("start\n");
+        input.push_str(&"q".repeat(pad));
+        input.push_str(" error: the cause ");
+        input.push_str(&"r".repeat(6000));
+        input.push('\n');
+        for i in 0..200 {
+            input.push_str(&format!("after {i}\n"));
+        }
+        let out = check(input.as_bytes(), 8192).unwrap_or_else(|e| panic!("pad {pad}: {e}"));
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.contains("error: the cause"), "{out}");
+        // Every output line of q's is followed by its own marker or its own text.
+        for l in out.lines() {
+            assert!(
+                !l.starts_with(" error"),
+                "line split without a marker: {out}"
+            );
+        }
+    }
+}

@@ -220,8 +220,13 @@ fn middle(src: &[Line], head: &Head, tail: &Tail) -> Option<Vec<Line>> {
     let mut middle: Vec<Line> = Vec::with_capacity(whole_to.saturating_sub(whole_from) + 2);
     if let Some(m) = mid_first {
         if let (Some(ml), true) = (mid_last, whole_to < whole_from) {
-            // One line cut at both ends.
-            middle.push(Line { end: ml.end, ..m });
+            // One line cut at both ends: the tail's cut ends it, inside the line
+            // (no line ending of its own).
+            middle.push(Line {
+                end: ml.end,
+                eol: ml.eol,
+                ..m
+            });
         } else {
             middle.push(m);
         }
@@ -465,7 +470,7 @@ fn build_and_shrink(
         let mut i = 0;
         while i < middle.len() {
             if keep[i] {
-                out.push(middle[i]);
+                join_or_push(&mut out, middle[i]);
                 i += 1;
                 continue;
             }
@@ -481,7 +486,9 @@ fn build_and_shrink(
             }
             i = j;
         }
-        out.extend(tail.cut);
+        if let Some(l) = tail.cut {
+            join_or_push(&mut out, l);
+        }
         out.extend_from_slice(tail_lines);
         let footer: usize = doc
             .footer
@@ -505,6 +512,22 @@ fn build_and_shrink(
         }
         doc.markers.truncate(doc.markers.len() - gaps);
     }
+}
+
+/// Pushes `l` onto `out`, or, when it continues the last line of `out` (a piece of
+/// the same original line that ends where `l` starts, such as the head's cut piece
+/// and an island window after it), extends that line: pieces of one line with no
+/// marker between them print as one line.
+fn join_or_push(out: &mut Vec<Line>, l: Line) {
+    if let Some(p) = out.last_mut() {
+        let same_line = p.src_first == l.src_first && p.src_last == l.src_last;
+        if same_line && p.marker.is_none() && l.marker.is_none() && p.end == l.start {
+            p.end = l.end;
+            p.eol = l.eol;
+            return;
+        }
+    }
+    out.push(l);
 }
 
 /// The marker line for the gap `middle[i..j]` (added to `doc`'s markers), or `None`
