@@ -79,24 +79,40 @@ pub(crate) fn apply_from(
         return false;
     }
     let eol = crate::doc::dominant_eol(src);
-    let head = head(doc, src, config, eol, cut_lines);
-    let tail = tail(doc, src, config, eol, cut_lines, &head);
-    let Some(mid) = middle(src, &head, &tail) else {
-        return false;
-    };
-    let (middle, cut, cands) = candidates(doc, mid, &head, &tail, cut_lines, eol);
-    let (mut keep, used) = islands(doc, &middle, &cut, &cands, config);
-    exception_frames(doc, &middle, &cut, &cands, &mut keep, used, config);
-    let parts = Parts {
-        src,
-        head: &head,
-        tail: &tail,
-        middle: &middle,
-        cut: &cut,
-        eol,
-    };
-    build_and_shrink(doc, &parts, keep, config, raw, raw_offsets);
-    true
+    let markers_before = doc.markers.len();
+    let mut cfg = config.clone();
+    loop {
+        let head = head(doc, src, &cfg, eol, cut_lines);
+        let tail = tail(doc, src, &cfg, eol, cut_lines, &head);
+        let Some(mid) = middle(src, &head, &tail) else {
+            return false;
+        };
+        let (middle, cut, cands) = candidates(doc, mid, &head, &tail, cut_lines, eol);
+        let (mut keep, used, forced) = islands(doc, &middle, &cut, &cands, &cfg);
+        exception_frames(doc, &middle, &cut, &cands, &mut keep, used, &cfg);
+        let parts = Parts {
+            src,
+            head: &head,
+            tail: &tail,
+            middle: &middle,
+            cut: &cut,
+            cands: &cands,
+            forced,
+            eol,
+        };
+        let Some(excess) = build_and_shrink(doc, &parts, keep, &cfg, raw, raw_offsets) else {
+            return true;
+        };
+        // Over the budget with only the last traceback end kept in the middle: it
+        // stays, and the head and tail give up the room it takes.
+        if cfg.head_bytes == 0 && cfg.tail_bytes == 0 {
+            return true;
+        }
+        let less = excess.div_ceil(2) + 64;
+        cfg.head_bytes = cfg.head_bytes.saturating_sub(less);
+        cfg.tail_bytes = cfg.tail_bytes.saturating_sub(less);
+        doc.markers.truncate(markers_before);
+    }
 }
 
 /// The head: whole lines `src[..h]`, then possibly a cut line (`cut`) whose rest
@@ -122,6 +138,8 @@ struct Parts<'a> {
     tail: &'a Tail,
     middle: &'a [Line],
     cut: &'a [bool],
+    cands: &'a [Cand],
+    forced: Option<usize>,
     eol: Eol,
 }
 
@@ -348,29 +366,31 @@ fn keepable(middle: &[Line], cut: &[bool], k: usize) -> bool {
     l.marker.is_none() && l.end - l.start <= ISLAND_LINE_MAX && !cut[k]
 }
 
-/// Phase 5: the islands, best candidate first, each with its context while
-/// `salient_bytes` lasts: which lines of the middle are kept, and the bytes used.
+/// Phase 5: the islands, each with its context while `salient_bytes` lasts: which
+/// lines of the middle are kept, the bytes used, and the line kept whatever the
+/// budget (the middle's last traceback end, when there is one).
+///
+/// The last traceback end comes first, kept even past `salient_bytes`: it is the one
+/// line that must always show. Then one line of each shape (digits folded), best
+/// first, so distinct lines get room before copies; then the copies, one by one,
+/// while the budget lasts. Salient lines that get no room are counted in the gap
+/// marker that covers them (see [`gap`]).
 fn islands(
     doc: &Doc<'_>,
     middle: &[Line],
     cut: &[bool],
     cands: &[Cand],
     config: &Config,
-) -> (Vec<bool>, usize) {
+) -> (Vec<bool>, usize, Option<usize>) {
     let marker_cost = 200 + SIZING_ID.len();
     let ctx = config.salient_context;
     let mut keep = vec![false; middle.len()];
     let mut used = 0usize;
-    let mut seen: Vec<u64> = Vec::new();
-    for &(_, i, _) in cands {
-        let text = &doc.buf[middle[i].start..middle[i].end];
-        let key = shape(text);
-        if keep[i] || seen.contains(&key) {
-            continue;
-        }
-        // The island: the line, and the lines around it that can be shown.
+    // Keeps the island of line `i` (with context if that fits, else alone) if it fits
+    // in `salient_bytes` or `force`; whether it was kept.
+    let mut place = |keep: &mut [bool], i: usize, force: bool| -> bool {
         let shown = |k: usize| k == i || keepable(middle, cut, k);
-        let cost_of = |a: usize, b: usize| -> usize {
+        let cost_of = |keep: &[bool], a: usize, b: usize| -> usize {
             (a..=b)
                 .filter(|&k| !keep[k] && shown(k))
                 .map(|k| doc.line_size(&middle[k]))
@@ -378,24 +398,51 @@ fn islands(
                 + marker_cost
         };
         let (mut a, mut b) = (i.saturating_sub(ctx), (i + ctx).min(middle.len() - 1));
-        let mut cost = cost_of(a, b);
+        let mut cost = cost_of(keep, a, b);
         if used + cost > config.salient_bytes {
             // No room for its context: the line alone, if that fits.
             (a, b) = (i, i);
-            cost = cost_of(i, i);
-            if used + cost > config.salient_bytes {
-                continue;
+            cost = cost_of(keep, i, i);
+            if used + cost > config.salient_bytes && !force {
+                return false;
             }
         }
         for (k, slot) in keep.iter_mut().enumerate().take(b + 1).skip(a) {
             *slot |= shown(k);
         }
         used += cost;
-        if seen.len() < 256 {
+        true
+    };
+    let forced = cands
+        .iter()
+        .filter(|c| c.0 == EXCEPTION_PRIORITY)
+        .map(|c| c.1)
+        .max();
+    let mut seen: Vec<u64> = Vec::new();
+    if let Some(f) = forced {
+        place(&mut keep, f, true);
+        seen.push(shape(&doc.buf[middle[f].start..middle[f].end]));
+    }
+    let mut copies: Vec<usize> = Vec::new();
+    for &(_, i, _) in cands {
+        if keep[i] {
+            continue;
+        }
+        let key = shape(&doc.buf[middle[i].start..middle[i].end]);
+        if seen.contains(&key) {
+            copies.push(i);
+            continue;
+        }
+        if place(&mut keep, i, false) && seen.len() < 256 {
             seen.push(key);
         }
     }
-    (keep, used)
+    for i in copies {
+        if !keep[i] {
+            place(&mut keep, i, false);
+        }
+    }
+    (keep, used, forced)
 }
 
 /// Phase 6: with island bytes left, a kept exception line takes the frames above it
@@ -441,7 +488,10 @@ fn exception_frames(
 }
 
 /// Phase 7: build head, gaps and islands, tail into `doc`; over the budget (many
-/// small islands), drop the last island and build again.
+/// small islands), drop the last island and build again. The island of the forced
+/// line is never dropped: `Some(excess)` when the result is still over the budget
+/// by `excess` bytes with only that island left (the result is in `doc` all the
+/// same).
 fn build_and_shrink(
     doc: &mut Doc<'_>,
     parts: &Parts<'_>,
@@ -449,17 +499,27 @@ fn build_and_shrink(
     config: &Config,
     raw: &RawIndex,
     raw_offsets: bool,
-) {
+) -> Option<usize> {
     let Parts {
         src,
         head,
         tail,
         middle,
         cut,
+        cands,
+        forced,
         eol,
     } = *parts;
     let h = head.h;
     let tail_lines = &src[tail.t..];
+    // Salient lines worth a count when no island shows them (warnings are not).
+    let mut counted: Vec<usize> = cands
+        .iter()
+        .filter(|c| c.0 >= COUNTED_PRIORITY)
+        .map(|c| c.1)
+        .collect();
+    counted.sort_unstable();
+    counted.dedup();
     loop {
         // Each kept line, and a marker at most before each and after the last.
         let kept = keep.iter().filter(|&&k| k).count();
@@ -478,7 +538,14 @@ fn build_and_shrink(
             while j < middle.len() && !keep[j] {
                 j += 1;
             }
-            if let Some(line) = gap(doc, middle, cut, i, j, eol, raw, raw_offsets) {
+            let lo = counted.partition_point(|&k| k < i);
+            let hi = counted.partition_point(|&k| k < j);
+            let g = Gap {
+                i,
+                j,
+                salient: &counted[lo..hi],
+            };
+            if let Some(line) = gap(doc, middle, cut, &g, eol, raw, raw_offsets) {
                 out.push(line);
                 gaps += 1;
             } else {
@@ -496,22 +563,50 @@ fn build_and_shrink(
             .map(|m| m.render(Some(SIZING_ID)).len() + 2)
             .sum();
         let size: usize = out.iter().map(|l| doc.line_size(l)).sum::<usize>() + footer;
-        if size <= config.max_bytes || !keep.iter().any(|&k| k) {
-            doc.lines = out;
-            return;
-        }
-        // Over the budget (many small islands): drop the last island and retry.
-        if let Some(p) = keep.iter().rposition(|&k| k) {
-            let mut q = p;
+        // The last island not holding the forced line.
+        let mut droppable = None;
+        let mut p = keep.len();
+        while let Some(e) = keep[..p].iter().rposition(|&k| k) {
+            let mut q = e;
             while q > 0 && keep[q - 1] {
                 q -= 1;
             }
-            for slot in keep.iter_mut().take(p + 1).skip(q) {
+            if forced.is_some_and(|f| (q..=e).contains(&f)) {
+                p = q;
+                continue;
+            }
+            droppable = Some((q, e));
+            break;
+        }
+        let fits = size <= config.max_bytes;
+        if fits || droppable.is_none() {
+            doc.lines = out;
+            return (!fits && forced.is_some_and(|f| keep[f])).then(|| size - config.max_bytes);
+        }
+        // Over the budget (many small islands): drop the last island and retry.
+        if let Some((q, e)) = droppable {
+            for slot in keep.iter_mut().take(e + 1).skip(q) {
                 *slot = false;
             }
         }
         doc.markers.truncate(doc.markers.len() - gaps);
     }
+}
+
+/// Salient lines of this priority or above that no island shows are counted, with
+/// their line numbers, in the marker of the gap that holds them (warnings are not).
+const COUNTED_PRIORITY: u8 = 2;
+
+/// Line numbers a gap marker names of the salient lines it holds; the rest are
+/// counted only.
+const COUNTED_LINES: usize = 4;
+
+/// One gap of the middle: lines `i..j`, and the salient lines among them
+/// (indices in the middle, ascending).
+struct Gap<'a> {
+    i: usize,
+    j: usize,
+    salient: &'a [usize],
 }
 
 /// Pushes `l` onto `out`, or, when it continues the last line of `out` (a piece of
@@ -532,17 +627,16 @@ fn join_or_push(out: &mut Vec<Line>, l: Line) {
 
 /// The marker line for the gap `middle[i..j]` (added to `doc`'s markers), or `None`
 /// when the gap is a few short whole lines, cheaper shown than marked.
-#[allow(clippy::too_many_arguments)]
 fn gap(
     doc: &mut Doc<'_>,
     middle: &[Line],
     cut: &[bool],
-    i: usize,
-    j: usize,
+    g: &Gap<'_>,
     eol: Eol,
     raw: &RawIndex,
     raw_offsets: bool,
 ) -> Option<Line> {
+    let (i, j) = (g.i, g.j);
     let first = middle[i];
     let last = middle[j - 1];
     let (a, b) = (first.src_first, last.src_last.max(first.src_first));
@@ -620,6 +714,24 @@ fn gap(
     } else {
         Marker::gap(RuleId::HeadTailElide, a, b, bytes, restore)
     };
+    let mut m = m;
+    if !g.salient.is_empty() {
+        // Salient lines no island shows: a count and where they are (1-based lines).
+        let mut at: Vec<u64> = g
+            .salient
+            .iter()
+            .map(|&k| u64::from(middle[k].src_first) + 1)
+            .collect();
+        at.dedup();
+        let n = at.len();
+        let named: Vec<String> = at.iter().take(COUNTED_LINES).map(u64::to_string).collect();
+        let more = if n > COUNTED_LINES { ", …" } else { "" };
+        let word = if n == 1 { "line" } else { "lines" };
+        m.what.push_str(&format!(
+            ", {n} salient {word} among them at {}{more}",
+            named.join(", ")
+        ));
+    }
     Some(doc.marker_line(m, eol, a, b))
 }
 
