@@ -152,3 +152,39 @@ proptest! {
         }
     }
 }
+
+/// No `head-tail-elide` marker is longer than the bytes it stands for (class 8):
+/// gaps of whole lines a little longer than the small-gap threshold, between islands
+/// close together, are shown instead.
+#[test]
+fn no_marker_is_longer_than_what_it_removes() {
+    for between in 2..9 {
+        for width in [20usize, 30, 45] {
+            let mut s = String::new();
+            log(&mut s, 0, 200);
+            for k in 0..60 {
+                s.push_str(&format!("error: check {k} failed\n"));
+                for i in 0..between {
+                    s.push_str(&format!("{}{i}\n", "-".repeat(width)));
+                }
+            }
+            log(&mut s, 200, 200);
+            let out = check(&s, &Config::with_budget(8192));
+            for l in out.lines() {
+                let Some(m) = snip_core::marker::parse(l) else {
+                    continue;
+                };
+                if m.rule != "head-tail-elide" {
+                    continue;
+                }
+                let (a, b) = m.bytes.expect("bytes");
+                assert!(
+                    (l.len() as u64) < b - a,
+                    "{between} lines of {width}: marker of {} bytes for {}: {l}",
+                    l.len(),
+                    b - a
+                );
+            }
+        }
+    }
+}

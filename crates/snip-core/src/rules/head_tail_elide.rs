@@ -732,6 +732,18 @@ fn gap(
             named.join(", ")
         ));
     }
+    // A marker never takes more room than the whole lines it would stand for: those
+    // are shown instead (summed only until they are longer than the marker).
+    if !partial {
+        let room = m.render(Some(SIZING_ID)).len() + eol.bytes().len();
+        let mut shown = 0;
+        if middle[i..j].iter().all(|l| {
+            shown += doc.line_size(l);
+            l.marker.is_none() && shown <= room
+        }) {
+            return None;
+        }
+    }
     Some(doc.marker_line(m, eol, a, b))
 }
 
