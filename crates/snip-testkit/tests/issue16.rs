@@ -140,7 +140,6 @@ fn item3_byte_order_mark() {
 }
 
 #[test]
-#[ignore = "issue 16 item 7: SNIP_TRACEBACK_TAIL=0 at a small budget panics in traceback-keep"]
 fn item7_traceback_tail_zero() {
     let mut input = String::from("Traceback (most recent call last):\n");
     for i in 0..200 {
@@ -153,6 +152,53 @@ fn item7_traceback_tail_zero() {
     cfg.traceback_tail_frames = 0;
     let store = TempStore::new();
     compress_and_check(input.as_bytes(), &cfg, &store.handle).unwrap();
+}
+
+/// Every count setting the docs allow (0 included) works at small and large budgets
+/// on an input with tracebacks, salient lines, repeats and long lines: no setting
+/// makes the pipeline fail open, and the output is accounted for.
+#[test]
+fn item7_every_count_setting_works() {
+    let mut input = String::new();
+    for t in 0..3 {
+        input.push_str(&format!(
+            "step {t} starting\nTraceback (most recent call last):\n"
+        ));
+        for i in 0..40 {
+            input.push_str(&format!(
+                "  File \"w{i}.py\", line {i}, in g{i}\n    g{i}()\n"
+            ));
+        }
+        input.push_str(&format!("RuntimeError: worker {t} died\n"));
+        for i in 0..30 {
+            input.push_str(&format!("info tick {i} fine\nsame\nsame\nsame\n"));
+        }
+        input.push_str(&format!("error: disk {t} full {}\n", "z".repeat(3000)));
+    }
+    let settings: [fn(&mut Config, usize); 5] = [
+        |c, v| c.traceback_head_frames = v,
+        |c, v| c.traceback_tail_frames = v,
+        |c, v| c.salient_context = v,
+        |c, v| c.repeat_min = v,
+        |c, v| c.json_array_keep = v,
+    ];
+    let store = TempStore::new();
+    for budget in [1024, 2048, 8192] {
+        for (k, set) in settings.iter().enumerate() {
+            for v in [0, 1, 2, 1000] {
+                let mut cfg = Config::with_budget(budget);
+                set(&mut cfg, v);
+                compress_and_check(input.as_bytes(), &cfg, &store.handle)
+                    .unwrap_or_else(|e| panic!("setting {k} = {v} at {budget}: {e}"));
+            }
+        }
+        for bytes in [0, 1, budget] {
+            let mut cfg = Config::with_budget(budget);
+            (cfg.head_bytes, cfg.tail_bytes, cfg.salient_bytes) = (bytes, bytes, bytes);
+            compress_and_check(input.as_bytes(), &cfg, &store.handle)
+                .unwrap_or_else(|e| panic!("head/tail/salient = {bytes} at {budget}: {e}"));
+        }
+    }
 }
 
 #[test]
@@ -236,4 +282,49 @@ fn issue17_item6_short_frame_run_is_rendered_and_accounted_for() {
     let out = check(input, 24576).unwrap();
     assert!(!out.contains(&b'\r'), "{}", String::from_utf8_lossy(&out));
     assert!(out.len() < input.len());
+}
+
+/// A single long line cut by both the head and the tail: the marker between them
+/// ends where the shown tail starts (it ended one byte later, the line's ending
+/// counted in a range inside the line).
+#[test]
+fn item12_one_line_cut_at_both_ends_tiles() {
+    for (len, budget) in [(50_000, 2048), (9_000, 4096), (300_000, 1024)] {
+        let line: String = (0..len).map(|i| (b'a' + (i % 23) as u8) as char).collect();
+        for input in [
+            format!("{line}\nlast\n"),
+            format!("first\n{line}\n"),
+            format!("{line}\n"),
+        ] {
+            check(input.as_bytes(), budget)
+                .unwrap_or_else(|e| panic!("{len} bytes at {budget}: {e}"));
+        }
+    }
+}
+
+/// The head's cut piece of a long line and an island window that starts where it
+/// ends are one line of the output (they printed as two lines with no marker
+/// between them).
+#[test]
+fn item12_head_piece_and_island_of_one_line_stay_one_line() {
+    for pad in [3300usize, 3400, 3500] {
+        let mut input = String::from("start\n");
+        input.push_str(&"q".repeat(pad));
+        input.push_str(" error: the cause ");
+        input.push_str(&"r".repeat(6000));
+        input.push('\n');
+        for i in 0..200 {
+            input.push_str(&format!("after {i}\n"));
+        }
+        let out = check(input.as_bytes(), 8192).unwrap_or_else(|e| panic!("pad {pad}: {e}"));
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.contains("error: the cause"), "{out}");
+        // Every output line of q's is followed by its own marker or its own text.
+        for l in out.lines() {
+            assert!(
+                !l.starts_with(" error"),
+                "line split without a marker: {out}"
+            );
+        }
+    }
 }

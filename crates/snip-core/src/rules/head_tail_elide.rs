@@ -75,19 +75,82 @@ pub(crate) fn apply_from(
     raw_offsets: bool,
     cut_lines: bool,
 ) -> bool {
-    let n = src.len();
-    if n == 0 {
+    if src.is_empty() {
         return false;
     }
     let eol = crate::doc::dominant_eol(src);
-    let eol_len = eol.bytes().len();
-    let size = |k: usize| doc.line_size(&src[k]);
+    let markers_before = doc.markers.len();
+    let mut cfg = config.clone();
+    loop {
+        let head = head(doc, src, &cfg, eol, cut_lines);
+        let tail = tail(doc, src, &cfg, eol, cut_lines, &head);
+        let Some(mid) = middle(src, &head, &tail) else {
+            return false;
+        };
+        let (middle, cut, cands) = candidates(doc, mid, &head, &tail, cut_lines, eol);
+        let (mut keep, used, forced) = islands(doc, &middle, &cut, &cands, &cfg);
+        exception_frames(doc, &middle, &cut, &cands, &mut keep, used, &cfg);
+        let parts = Parts {
+            src,
+            head: &head,
+            tail: &tail,
+            middle: &middle,
+            cut: &cut,
+            cands: &cands,
+            forced,
+            eol,
+        };
+        let Some(excess) = build_and_shrink(doc, &parts, keep, &cfg, raw, raw_offsets) else {
+            return true;
+        };
+        // Over the budget with only the last traceback end kept in the middle: it
+        // stays, and the head and tail give up the room it takes.
+        if cfg.head_bytes == 0 && cfg.tail_bytes == 0 {
+            return true;
+        }
+        let less = excess.div_ceil(2) + 64;
+        cfg.head_bytes = cfg.head_bytes.saturating_sub(less);
+        cfg.tail_bytes = cfg.tail_bytes.saturating_sub(less);
+        doc.markers.truncate(markers_before);
+    }
+}
 
-    // Head: whole lines (`src[..h]`), then possibly a cut line (`head_cut`).
+/// The head: whole lines `src[..h]`, then possibly a cut line (`cut`) whose rest
+/// (`rest`) starts the middle.
+struct Head {
+    h: usize,
+    cut: Option<Line>,
+    rest: Option<Line>,
+}
+
+/// The tail: possibly a cut line (`cut`) whose start (`rest`) ends the middle, then
+/// whole lines `src[t..]`.
+struct Tail {
+    t: usize,
+    cut: Option<Line>,
+    rest: Option<Line>,
+}
+
+/// What the build needs of the other phases.
+struct Parts<'a> {
+    src: &'a [Line],
+    head: &'a Head,
+    tail: &'a Tail,
+    middle: &'a [Line],
+    cut: &'a [bool],
+    cands: &'a [Cand],
+    forced: Option<usize>,
+    eol: Eol,
+}
+
+/// Phase 1: whole lines from the start up to `head_bytes`, then possibly a cut line.
+fn head(doc: &Doc<'_>, src: &[Line], config: &Config, eol: Eol, cut_lines: bool) -> Head {
+    let n = src.len();
+    let eol_len = eol.bytes().len();
     let mut acc = 0;
     let mut h = 0;
     while h < n {
-        let s = size(h);
+        let s = doc.line_size(&src[h]);
         if acc + s > config.head_bytes {
             break;
         }
@@ -106,15 +169,32 @@ pub(crate) fn apply_from(
             mid_first = Some(Line { start: cut, ..l });
         }
     }
+    Head {
+        h,
+        cut: head_cut,
+        rest: mid_first,
+    }
+}
 
-    // Tail: possibly a cut line (`tail_cut`), then whole lines from the end
-    // (`src[t..]`), not crossing the head.
-    let lo = h + usize::from(mid_first.is_some());
+/// Phase 2: possibly a cut line, then whole lines from the end up to `tail_bytes`,
+/// not crossing the head.
+fn tail(
+    doc: &Doc<'_>,
+    src: &[Line],
+    config: &Config,
+    eol: Eol,
+    cut_lines: bool,
+    head: &Head,
+) -> Tail {
+    let n = src.len();
+    let eol_len = eol.bytes().len();
+    let h = head.h;
+    let lo = h + usize::from(head.rest.is_some());
     let mut tail_cut: Option<Line> = None;
     let mut acc = 0;
     let mut t = n;
     while t > lo {
-        let s = size(t - 1);
+        let s = doc.line_size(&src[t - 1]);
         if acc + s > config.tail_bytes {
             break;
         }
@@ -124,7 +204,7 @@ pub(crate) fn apply_from(
     let mut mid_last: Option<Line> = None;
     let room = config.tail_bytes.saturating_sub(acc);
     if cut_lines && t > h && src[t - 1].marker.is_none() && room > 256 {
-        let l = match (t - 1 == h, mid_first) {
+        let l = match (t - 1 == h, head.rest) {
             (true, Some(m)) => m,
             _ => src[t - 1],
         };
@@ -143,16 +223,28 @@ pub(crate) fn apply_from(
             }
         }
     }
-    let tail = &src[t..];
+    Tail {
+        t,
+        cut: tail_cut,
+        rest: mid_last,
+    }
+}
 
-    // The middle, as lines (with the cut pieces).
-    let whole_from = lo;
+/// Phase 3: the middle, as lines (with the cut pieces); `None` when it is empty.
+fn middle(src: &[Line], head: &Head, tail: &Tail) -> Option<Vec<Line>> {
+    let (mid_first, mid_last, t) = (head.rest, tail.rest, tail.t);
+    let whole_from = head.h + usize::from(mid_first.is_some());
     let whole_to = if mid_last.is_some() { t - 1 } else { t };
     let mut middle: Vec<Line> = Vec::with_capacity(whole_to.saturating_sub(whole_from) + 2);
     if let Some(m) = mid_first {
         if let (Some(ml), true) = (mid_last, whole_to < whole_from) {
-            // One line cut at both ends.
-            middle.push(Line { end: ml.end, ..m });
+            // One line cut at both ends: the tail's cut ends it, inside the line
+            // (no line ending of its own).
+            middle.push(Line {
+                end: ml.end,
+                eol: ml.eol,
+                ..m
+            });
         } else {
             middle.push(m);
         }
@@ -165,10 +257,20 @@ pub(crate) fn apply_from(
             middle.push(ml);
         }
     }
-    if middle.is_empty() {
-        return false;
-    }
+    (!middle.is_empty()).then_some(middle)
+}
 
+/// Phase 4: the salient candidates of the middle, best first, with the middle's long
+/// candidate lines split around the window an island shows of them, and which lines
+/// of the middle are pieces of a line (`cut`).
+fn candidates(
+    doc: &Doc<'_>,
+    mut middle: Vec<Line>,
+    head: &Head,
+    tail: &Tail,
+    cut_lines: bool,
+    eol: Eol,
+) -> (Vec<Line>, Vec<bool>, Vec<Cand>) {
     // Salient candidates in the middle, as (priority, line, offset of the first word
     // of that priority): one scan over the middle's bytes (lines are in buffer order),
     // matches mapped back to lines.
@@ -227,10 +329,10 @@ pub(crate) fn apply_from(
     // of a long salient line around the window an island shows of it. A piece is
     // never kept as context: shown on a line of its own it would split its line.
     let mut cut = vec![false; middle.len()];
-    if mid_first.is_some() {
+    if head.rest.is_some() {
         cut[0] = true;
     }
-    if mid_last.is_some() {
+    if tail.rest.is_some() {
         cut[middle.len() - 1] = true;
     }
     if !cut_lines {
@@ -255,26 +357,40 @@ pub(crate) fn apply_from(
         }
     }
     cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    (middle, cut, cands)
+}
 
+/// Whether line `k` of the middle may be shown as an island's context.
+fn keepable(middle: &[Line], cut: &[bool], k: usize) -> bool {
+    let l = &middle[k];
+    l.marker.is_none() && l.end - l.start <= ISLAND_LINE_MAX && !cut[k]
+}
+
+/// Phase 5: the islands, each with its context while `salient_bytes` lasts: which
+/// lines of the middle are kept, the bytes used, and the line kept whatever the
+/// budget (the middle's last traceback end, when there is one).
+///
+/// The last traceback end comes first, kept even past `salient_bytes`: it is the one
+/// line that must always show. Then one line of each shape (digits folded), best
+/// first, so distinct lines get room before copies; then the copies, one by one,
+/// while the budget lasts. Salient lines that get no room are counted in the gap
+/// marker that covers them (see [`gap`]).
+fn islands(
+    doc: &Doc<'_>,
+    middle: &[Line],
+    cut: &[bool],
+    cands: &[Cand],
+    config: &Config,
+) -> (Vec<bool>, usize, Option<usize>) {
     let marker_cost = 200 + SIZING_ID.len();
     let ctx = config.salient_context;
     let mut keep = vec![false; middle.len()];
-    // Whether line `k` may be shown as an island's context.
-    let keepable = |k: usize| {
-        let l = &middle[k];
-        l.marker.is_none() && l.end - l.start <= ISLAND_LINE_MAX && !cut[k]
-    };
     let mut used = 0usize;
-    let mut seen: Vec<u64> = Vec::new();
-    for &(_, i, _) in &cands {
-        let text = &doc.buf[middle[i].start..middle[i].end];
-        let key = shape(text);
-        if keep[i] || seen.contains(&key) {
-            continue;
-        }
-        // The island: the line, and the lines around it that can be shown.
-        let shown = |k: usize| k == i || keepable(k);
-        let cost_of = |a: usize, b: usize| -> usize {
+    // Keeps the island of line `i` (with context if that fits, else alone) if it fits
+    // in `salient_bytes` or `force`; whether it was kept.
+    let mut place = |keep: &mut [bool], i: usize, force: bool| -> bool {
+        let shown = |k: usize| k == i || keepable(middle, cut, k);
+        let cost_of = |keep: &[bool], a: usize, b: usize| -> usize {
             (a..=b)
                 .filter(|&k| !keep[k] && shown(k))
                 .map(|k| doc.line_size(&middle[k]))
@@ -282,28 +398,67 @@ pub(crate) fn apply_from(
                 + marker_cost
         };
         let (mut a, mut b) = (i.saturating_sub(ctx), (i + ctx).min(middle.len() - 1));
-        let mut cost = cost_of(a, b);
+        let mut cost = cost_of(keep, a, b);
         if used + cost > config.salient_bytes {
             // No room for its context: the line alone, if that fits.
             (a, b) = (i, i);
-            cost = cost_of(i, i);
-            if used + cost > config.salient_bytes {
-                continue;
+            cost = cost_of(keep, i, i);
+            if used + cost > config.salient_bytes && !force {
+                return false;
             }
         }
         for (k, slot) in keep.iter_mut().enumerate().take(b + 1).skip(a) {
             *slot |= shown(k);
         }
         used += cost;
-        if seen.len() < 256 {
+        true
+    };
+    let forced = cands
+        .iter()
+        .filter(|c| c.0 == EXCEPTION_PRIORITY)
+        .map(|c| c.1)
+        .max();
+    let mut seen: Vec<u64> = Vec::new();
+    if let Some(f) = forced {
+        place(&mut keep, f, true);
+        seen.push(shape(&doc.buf[middle[f].start..middle[f].end]));
+    }
+    let mut copies: Vec<usize> = Vec::new();
+    for &(_, i, _) in cands {
+        if keep[i] {
+            continue;
+        }
+        let key = shape(&doc.buf[middle[i].start..middle[i].end]);
+        if seen.contains(&key) {
+            copies.push(i);
+            continue;
+        }
+        if place(&mut keep, i, false) && seen.len() < 256 {
             seen.push(key);
         }
     }
-    // With island bytes left, a kept exception line takes the frames above it (the
-    // indented lines `traceback-keep` left at the traceback's end), nearest first: the
-    // cause is in the last frames, which a line of context does not show.
+    for i in copies {
+        if !keep[i] {
+            place(&mut keep, i, false);
+        }
+    }
+    (keep, used, forced)
+}
+
+/// Phase 6: with island bytes left, a kept exception line takes the frames above it
+/// (the indented lines `traceback-keep` left at the traceback's end), nearest first:
+/// the cause is in the last frames, which a line of context does not show.
+fn exception_frames(
+    doc: &Doc<'_>,
+    middle: &[Line],
+    cut: &[bool],
+    cands: &[Cand],
+    keep: &mut [bool],
+    mut used: usize,
+    config: &Config,
+) {
     let frames_max = 3 * config.traceback_tail_frames;
-    for &(prio, i, _) in &cands {
+    for &(prio, i, _) in cands {
         if prio != EXCEPTION_PRIORITY || !keep[i] {
             continue;
         }
@@ -317,7 +472,11 @@ pub(crate) fn apply_from(
             let text = &doc.buf[l.start..l.end];
             let indented = matches!(text.first(), Some(b' ' | b'\t'));
             let cost = doc.line_size(l);
-            if keep[a - 1] || !keepable(a - 1) || !indented || used + cost > config.salient_bytes {
+            if keep[a - 1]
+                || !keepable(middle, cut, a - 1)
+                || !indented
+                || used + cost > config.salient_bytes
+            {
                 break;
             }
             keep[a - 1] = true;
@@ -326,19 +485,52 @@ pub(crate) fn apply_from(
             a -= 1;
         }
     }
+}
 
-    // Build: head, gaps and islands, tail; shrink islands if over the budget.
+/// Phase 7: build head, gaps and islands, tail into `doc`; over the budget (many
+/// small islands), drop the last island and build again. The island of the forced
+/// line is never dropped: `Some(excess)` when the result is still over the budget
+/// by `excess` bytes with only that island left (the result is in `doc` all the
+/// same).
+fn build_and_shrink(
+    doc: &mut Doc<'_>,
+    parts: &Parts<'_>,
+    mut keep: Vec<bool>,
+    config: &Config,
+    raw: &RawIndex,
+    raw_offsets: bool,
+) -> Option<usize> {
+    let Parts {
+        src,
+        head,
+        tail,
+        middle,
+        cut,
+        cands,
+        forced,
+        eol,
+    } = *parts;
+    let h = head.h;
+    let tail_lines = &src[tail.t..];
+    // Salient lines worth a count when no island shows them (warnings are not).
+    let mut counted: Vec<usize> = cands
+        .iter()
+        .filter(|c| c.0 >= COUNTED_PRIORITY)
+        .map(|c| c.1)
+        .collect();
+    counted.sort_unstable();
+    counted.dedup();
     loop {
         // Each kept line, and a marker at most before each and after the last.
         let kept = keep.iter().filter(|&&k| k).count();
-        let mut out: Vec<Line> = Vec::with_capacity(h + tail.len() + 2 * kept + 3);
+        let mut out: Vec<Line> = Vec::with_capacity(h + tail_lines.len() + 2 * kept + 3);
         out.extend_from_slice(&src[..h]);
-        out.extend(head_cut);
+        out.extend(head.cut);
         let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
             if keep[i] {
-                out.push(middle[i]);
+                join_or_push(&mut out, middle[i]);
                 i += 1;
                 continue;
             }
@@ -346,114 +538,213 @@ pub(crate) fn apply_from(
             while j < middle.len() && !keep[j] {
                 j += 1;
             }
-            let first = middle[i];
-            let last = middle[j - 1];
-            let (a, b) = (first.src_first, last.src_last.max(first.src_first));
-            // The gap starts or ends inside a line.
-            let partial = cut[i] || cut[j - 1];
-            // A gap of a few short lines costs less shown than as a marker (summed only
-            // until it is too long to show).
-            let mut shown = 0;
-            if !partial
-                && middle[i..j].iter().all(|l| {
-                    shown += doc.line_size(l);
-                    l.marker.is_none() && shown < SMALL_GAP
-                })
-            {
+            let lo = counted.partition_point(|&k| k < i);
+            let hi = counted.partition_point(|&k| k < j);
+            let g = Gap {
+                i,
+                j,
+                salient: &counted[lo..hi],
+            };
+            if let Some(line) = gap(doc, middle, cut, &g, eol, raw, raw_offsets) {
+                out.push(line);
+                gaps += 1;
+            } else {
                 out.extend_from_slice(&middle[i..j]);
-                i = j;
-                continue;
             }
-            let whole_lines = (j - i) as u64;
-            let (bytes, restore) = if raw_offsets {
-                // A marker line (a `traceback-keep` marker at the gap's edge) sits at no
-                // offset of its own: its original lines' range stands for it.
-                let s = if first.marker.is_some() {
-                    raw.bytes(a, a).0
-                } else {
-                    first.start as u64
-                };
-                let e = if last.marker.is_some() {
-                    raw.bytes(last.src_last, last.src_last).1
-                } else {
-                    (last.end + last.eol.bytes().len()) as u64
-                };
-                let r = if partial {
-                    RestoreCall::Bytes { start: s, end: e }
-                } else {
-                    RestoreCall::Lines {
-                        start: a as u64 + 1,
-                        end: b as u64 + 1,
-                    }
-                };
-                ((s, e), r)
-            } else {
-                // Rendered text: offsets inside an original line are unknown, so a gap
-                // that starts or ends inside one names its whole lines. By bytes when
-                // partial: one such line can be longer than a restore page, and a
-                // `lines` call cannot continue inside a line.
-                let bytes = raw.bytes(a, b);
-                let r = if partial {
-                    RestoreCall::Bytes {
-                        start: bytes.0,
-                        end: bytes.1,
-                    }
-                } else {
-                    RestoreCall::Lines {
-                        start: a as u64 + 1,
-                        end: b as u64 + 1,
-                    }
-                };
-                (bytes, r)
-            };
-            let m = if partial && whole_lines <= 2 && a == b {
-                // Rendered text (frames or escapes removed) does not map back to byte
-                // ranges inside a line: count the bytes elided as shown; `bytes` and the
-                // restore call give the whole original line.
-                let elided = if raw_offsets {
-                    bytes.1 - bytes.0
-                } else {
-                    middle[i..j].iter().map(|l| (l.end - l.start) as u64).sum()
-                };
-                Marker {
-                    what: format!("{elided} bytes elided from line {}", a + 1),
-                    rule: RuleId::HeadTailElide,
-                    lines: Some((a as u64 + 1, b as u64 + 1)),
-                    bytes: Some(bytes),
-                    recovery: Recovery::Elided(restore),
-                }
-            } else {
-                Marker::gap(RuleId::HeadTailElide, a, b, bytes, restore)
-            };
-            let line = doc.marker_line(m, eol, a, b);
-            out.push(line);
-            gaps += 1;
             i = j;
         }
-        out.extend(tail_cut);
-        out.extend_from_slice(tail);
+        if let Some(l) = tail.cut {
+            join_or_push(&mut out, l);
+        }
+        out.extend_from_slice(tail_lines);
         let footer: usize = doc
             .footer
             .iter()
             .map(|m| m.render(Some(SIZING_ID)).len() + 2)
             .sum();
         let size: usize = out.iter().map(|l| doc.line_size(l)).sum::<usize>() + footer;
-        if size <= config.max_bytes || !keep.iter().any(|&k| k) {
-            doc.lines = out;
-            return true;
-        }
-        // Over the budget (many small islands): drop the last island and retry.
-        if let Some(p) = keep.iter().rposition(|&k| k) {
-            let mut q = p;
+        // The last island not holding the forced line.
+        let mut droppable = None;
+        let mut p = keep.len();
+        while let Some(e) = keep[..p].iter().rposition(|&k| k) {
+            let mut q = e;
             while q > 0 && keep[q - 1] {
                 q -= 1;
             }
-            for slot in keep.iter_mut().take(p + 1).skip(q) {
+            if forced.is_some_and(|f| (q..=e).contains(&f)) {
+                p = q;
+                continue;
+            }
+            droppable = Some((q, e));
+            break;
+        }
+        let fits = size <= config.max_bytes;
+        if fits || droppable.is_none() {
+            doc.lines = out;
+            return (!fits && forced.is_some_and(|f| keep[f])).then(|| size - config.max_bytes);
+        }
+        // Over the budget (many small islands): drop the last island and retry.
+        if let Some((q, e)) = droppable {
+            for slot in keep.iter_mut().take(e + 1).skip(q) {
                 *slot = false;
             }
         }
         doc.markers.truncate(doc.markers.len() - gaps);
     }
+}
+
+/// Salient lines of this priority or above that no island shows are counted, with
+/// their line numbers, in the marker of the gap that holds them (warnings are not).
+const COUNTED_PRIORITY: u8 = 2;
+
+/// Line numbers a gap marker names of the salient lines it holds; the rest are
+/// counted only.
+const COUNTED_LINES: usize = 4;
+
+/// One gap of the middle: lines `i..j`, and the salient lines among them
+/// (indices in the middle, ascending).
+struct Gap<'a> {
+    i: usize,
+    j: usize,
+    salient: &'a [usize],
+}
+
+/// Pushes `l` onto `out`, or, when it continues the last line of `out` (a piece of
+/// the same original line that ends where `l` starts, such as the head's cut piece
+/// and an island window after it), extends that line: pieces of one line with no
+/// marker between them print as one line.
+fn join_or_push(out: &mut Vec<Line>, l: Line) {
+    if let Some(p) = out.last_mut() {
+        let same_line = p.src_first == l.src_first && p.src_last == l.src_last;
+        if same_line && p.marker.is_none() && l.marker.is_none() && p.end == l.start {
+            p.end = l.end;
+            p.eol = l.eol;
+            return;
+        }
+    }
+    out.push(l);
+}
+
+/// The marker line for the gap `middle[i..j]` (added to `doc`'s markers), or `None`
+/// when the gap is a few short whole lines, cheaper shown than marked.
+fn gap(
+    doc: &mut Doc<'_>,
+    middle: &[Line],
+    cut: &[bool],
+    g: &Gap<'_>,
+    eol: Eol,
+    raw: &RawIndex,
+    raw_offsets: bool,
+) -> Option<Line> {
+    let (i, j) = (g.i, g.j);
+    let first = middle[i];
+    let last = middle[j - 1];
+    let (a, b) = (first.src_first, last.src_last.max(first.src_first));
+    // The gap starts or ends inside a line.
+    let partial = cut[i] || cut[j - 1];
+    // A gap of a few short lines costs less shown than as a marker (summed only
+    // until it is too long to show).
+    let mut shown = 0;
+    if !partial
+        && middle[i..j].iter().all(|l| {
+            shown += doc.line_size(l);
+            l.marker.is_none() && shown < SMALL_GAP
+        })
+    {
+        return None;
+    }
+    let whole_lines = (j - i) as u64;
+    let (bytes, restore) = if raw_offsets {
+        // A marker line (a `traceback-keep` marker at the gap's edge) sits at no
+        // offset of its own: its original lines' range stands for it.
+        let s = if first.marker.is_some() {
+            raw.bytes(a, a).0
+        } else {
+            first.start as u64
+        };
+        let e = if last.marker.is_some() {
+            raw.bytes(last.src_last, last.src_last).1
+        } else {
+            (last.end + last.eol.bytes().len()) as u64
+        };
+        let r = if partial {
+            RestoreCall::Bytes { start: s, end: e }
+        } else {
+            RestoreCall::Lines {
+                start: a as u64 + 1,
+                end: b as u64 + 1,
+            }
+        };
+        ((s, e), r)
+    } else {
+        // Rendered text: offsets inside an original line are unknown, so a gap
+        // that starts or ends inside one names its whole lines. By bytes when
+        // partial: one such line can be longer than a restore page, and a
+        // `lines` call cannot continue inside a line.
+        let bytes = raw.bytes(a, b);
+        let r = if partial {
+            RestoreCall::Bytes {
+                start: bytes.0,
+                end: bytes.1,
+            }
+        } else {
+            RestoreCall::Lines {
+                start: a as u64 + 1,
+                end: b as u64 + 1,
+            }
+        };
+        (bytes, r)
+    };
+    let m = if partial && whole_lines <= 2 && a == b {
+        // Rendered text (frames or escapes removed) does not map back to byte
+        // ranges inside a line: count the bytes elided as shown; `bytes` and the
+        // restore call give the whole original line.
+        let elided = if raw_offsets {
+            bytes.1 - bytes.0
+        } else {
+            middle[i..j].iter().map(|l| (l.end - l.start) as u64).sum()
+        };
+        Marker {
+            what: format!("{elided} bytes elided from line {}", a + 1),
+            rule: RuleId::HeadTailElide,
+            lines: Some((a as u64 + 1, b as u64 + 1)),
+            bytes: Some(bytes),
+            recovery: Recovery::Elided(restore),
+        }
+    } else {
+        Marker::gap(RuleId::HeadTailElide, a, b, bytes, restore)
+    };
+    let mut m = m;
+    if !g.salient.is_empty() {
+        // Salient lines no island shows: a count and where they are (1-based lines).
+        let mut at: Vec<u64> = g
+            .salient
+            .iter()
+            .map(|&k| u64::from(middle[k].src_first) + 1)
+            .collect();
+        at.dedup();
+        let n = at.len();
+        let named: Vec<String> = at.iter().take(COUNTED_LINES).map(u64::to_string).collect();
+        let more = if n > COUNTED_LINES { ", …" } else { "" };
+        let word = if n == 1 { "line" } else { "lines" };
+        m.what.push_str(&format!(
+            ", {n} salient {word} among them at {}{more}",
+            named.join(", ")
+        ));
+    }
+    // A marker never takes more room than the whole lines it would stand for: those
+    // are shown instead (summed only until they are longer than the marker).
+    if !partial {
+        let room = m.render(Some(SIZING_ID)).len() + eol.bytes().len();
+        let mut shown = 0;
+        if middle[i..j].iter().all(|l| {
+            shown += doc.line_size(l);
+            l.marker.is_none() && shown <= room
+        }) {
+            return None;
+        }
+    }
+    Some(doc.marker_line(m, eol, a, b))
 }
 
 /// Bytes of a long salient line an island shows (a window around its word); a piece

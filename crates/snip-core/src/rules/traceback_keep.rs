@@ -226,11 +226,16 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         }
         if starts.len() > keep_head + keep_tail + 1 {
             let cut_from = starts[keep_head];
-            let cut_to = starts[starts.len() - keep_tail]; // exclusive
+            // Exclusive; with no tail frames kept, the run's end (its last frame's
+            // lines go too).
+            let cut_to = starts.get(starts.len() - keep_tail).copied().unwrap_or(j);
             out.extend_from_slice(&doc.lines[k..cut_from]);
-            let first = doc.lines[cut_from];
-            let last = doc.lines[cut_to - 1];
-            let (a, b) = (first.src_first, last.src_last);
+            // The original lines the elided ones cover: on rendered text (a cursor
+            // moved up and redrew a row) their ranges are not in order, and the first
+            // row's start can lie after the last row's end.
+            let cut = &doc.lines[cut_from..cut_to];
+            let a = cut.iter().map(|l| l.src_first).min().expect("a frame");
+            let b = cut.iter().map(|l| l.src_last).max().expect("a frame");
             let frames = (starts.len() - keep_head - keep_tail) as u64;
             let lines = (cut_to - cut_from) as u64;
             let m = Marker {
@@ -331,6 +336,56 @@ mod tests {
             let last = input.lines().rev().nth(1).expect("last");
             assert!(out.contains(first) && out.contains(last), "{out}");
         }
+    }
+
+    /// With no tail frames kept (`SNIP_TRACEBACK_TAIL=0`), the run is elided to its
+    /// end and the exception line after it kept.
+    #[test]
+    fn no_tail_frames_elides_to_the_run_s_end() {
+        let input = traceback(
+            "Traceback (most recent call last):",
+            |i| format!("  File \"/app/m.py\", line {i}, in f\n    f(x)\n"),
+            "KeyError: 'k'",
+        );
+        let mut doc = Doc::from_raw(input.as_bytes());
+        let raw = RawIndex::new(input.as_bytes());
+        let config = Config {
+            traceback_tail_frames: 0,
+            ..Config::default()
+        };
+        let (frames, _) = apply(&mut doc, &config, &raw);
+        assert_eq!(frames, 60 - 6);
+        let out = String::from_utf8(doc.render(None)).expect("utf-8");
+        assert!(out.contains("KeyError: 'k'\nlog line after"), "{out}");
+        assert!(!out.contains("line 59,"), "{out}");
+    }
+
+    /// Rows a cursor redrew carry original line ranges out of order (the first
+    /// elided row starting after the last one ends, as `terminal-render` leaves
+    /// them): the marker's range covers them all and runs forwards.
+    #[test]
+    fn redrawn_rows_give_a_forward_range() {
+        let input = traceback(
+            "Traceback (most recent call last):",
+            |i| format!("  File \"/app/m.py\", line {i}, in f\n    f(x)\n"),
+            "KeyError: 'k'",
+        );
+        let mut doc = Doc::from_raw(input.as_bytes());
+        let raw = RawIndex::new(input.as_bytes());
+        // The eighth frame's row was redrawn from line 100 on; later rows keep theirs.
+        let row = 2 + 2 * 6;
+        doc.lines[row].src_first = 100;
+        doc.lines[row].src_last = 100;
+        let (frames, _) = apply(&mut doc, &Config::default(), &raw);
+        assert!(frames > 0);
+        let m = doc
+            .markers
+            .iter()
+            .find(|m| m.rule == RuleId::TracebackKeep)
+            .expect("a marker");
+        let (a, b) = m.lines.expect("lines");
+        assert!(a <= b, "inverted: lines {a}-{b}");
+        assert_eq!((a, b), (16, 101));
     }
 
     /// Frame-like lines broken up by plain ones are no run: nothing is elided.

@@ -1,0 +1,190 @@
+//! Salient lines of text over the budget: the end of the last traceback always
+//! shows (issue 16 item 10), and every distinct error line gets a place or a count
+//! (issue 17 item 2). Inputs are built here; every output is checked with the
+//! accounting checker.
+
+use proptest::prelude::*;
+use snip_core::Config;
+use snip_testkit::{compress_and_check, TempStore};
+
+fn check(input: &str, cfg: &Config) -> String {
+    let store = TempStore::new();
+    let (out, _) = compress_and_check(input.as_bytes(), cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("accounting: {e}"));
+    String::from_utf8(out).expect("utf-8")
+}
+
+/// `n` lines of ordinary log, numbered from `from`.
+fn log(s: &mut String, from: usize, n: usize) {
+    for i in from..from + n {
+        s.push_str(&format!(
+            "2026-01-01 12:00:{:02} INFO request {i} served in {}ms\n",
+            i % 60,
+            i % 97
+        ));
+    }
+}
+
+fn traceback(s: &mut String, frames: usize, last: &str) {
+    s.push_str("Traceback (most recent call last):\n");
+    for i in 0..frames {
+        s.push_str(&format!(
+            "  File \"/srv/app/mod{i}.py\", line {}, in step{i}\n    step{}(ctx)\n",
+            10 + i,
+            i + 1
+        ));
+    }
+    s.push_str(last);
+    s.push('\n');
+}
+
+/// Whether line `n` (1-based) of the input is shown or named by a marker's count.
+fn placed_or_counted(out: &str, text: &str, n: usize) -> bool {
+    out.contains(text)
+        || out.lines().any(|l| {
+            l.starts_with("[snip: ")
+                && l.split(" among them at ").nth(1).is_some_and(|r| {
+                    r.split(" · ")
+                        .next()
+                        .unwrap_or("")
+                        .split(", ")
+                        .any(|x| x == n.to_string())
+                })
+        })
+}
+
+/// A traceback's end in the middle of a log shows at every budget the docs allow,
+/// with frames elided or not, alone or after an earlier traceback whose end differs
+/// from it only in digits.
+#[test]
+fn the_last_traceback_end_always_shows() {
+    for budget in [1024, 1200, 1536, 2048, 4096, 24_576] {
+        for frames in [3, 40] {
+            for chained in [false, true] {
+                let mut s = String::new();
+                log(&mut s, 0, 300);
+                if chained {
+                    traceback(&mut s, frames, "ValueError: invalid record 1041");
+                    s.push_str(
+                        "\nDuring handling of the above exception, another exception occurred:\n\n",
+                    );
+                }
+                traceback(&mut s, frames, "ValueError: invalid record 2077");
+                log(&mut s, 300, 600);
+                let cfg = Config::with_budget(budget);
+                let out = check(&s, &cfg);
+                assert!(
+                    out.contains("ValueError: invalid record 2077\n"),
+                    "budget {budget}, {frames} frames, chained {chained}:\n{out}"
+                );
+                assert!(out.len() <= budget, "budget {budget}: {} bytes", out.len());
+            }
+        }
+    }
+}
+
+/// Error lines that differ only in digits, among many warnings: each is shown or
+/// counted with its line number in a marker.
+#[test]
+fn every_error_line_is_shown_or_counted() {
+    for budget in [1024, 2048, 8192, 24_576] {
+        for errors in [2, 4, 40, 400] {
+            let mut s = String::new();
+            let mut at = Vec::new();
+            let total = 6000;
+            for i in 0..total {
+                if i % (total / errors) == total / errors / 2 {
+                    let text = format!("ERROR acct-{:05}: balance check failed", 10_000 + i * 7);
+                    s.push_str(&text);
+                    at.push((i + 1, text));
+                } else {
+                    s.push_str(&format!("WARN shard {} slow: {}ms\n", i % 13, i % 331));
+                    continue;
+                }
+                s.push('\n');
+            }
+            let out = check(&s, &Config::with_budget(budget));
+            for (n, text) in &at {
+                assert!(
+                    placed_or_counted(&out, text, *n) || out.contains(", …"),
+                    "budget {budget}, {errors} errors: line {n} lost:\n{out}"
+                );
+            }
+            // With few errors every one is placed or named, none hidden behind "…".
+            if errors <= 4 {
+                for (n, text) in &at {
+                    assert!(
+                        placed_or_counted(&out, text, *n),
+                        "budget {budget}: {n}\n{out}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Random logs with error lines anywhere: every error line shows or is counted
+    /// (named, or in a count that says there are more), and the output is accounted
+    /// for.
+    #[test]
+    fn error_lines_are_never_silently_dropped(
+        lines in prop::collection::vec((0u8..20, 0u32..100_000), 200..3000),
+        budget in 1024usize..16_384,
+    ) {
+        let mut s = String::new();
+        let mut errs = Vec::new();
+        for (k, (kind, v)) in lines.iter().enumerate() {
+            if *kind == 0 {
+                let t = format!("error: job {v} failed");
+                errs.push((k + 1, t.clone()));
+                s.push_str(&t);
+            } else {
+                s.push_str(&format!("step {v} done in {}ms", v % 977));
+            }
+            s.push('\n');
+        }
+        let out = check(&s, &Config::with_budget(budget));
+        let named_all = !out.contains(", …");
+        for (n, t) in &errs {
+            prop_assert!(!named_all || placed_or_counted(&out, t, *n), "line {} lost", n);
+        }
+    }
+}
+
+/// No `head-tail-elide` marker is longer than the bytes it stands for (class 8):
+/// gaps of whole lines a little longer than the small-gap threshold, between islands
+/// close together, are shown instead.
+#[test]
+fn no_marker_is_longer_than_what_it_removes() {
+    for between in 2..9 {
+        for width in [20usize, 30, 45] {
+            let mut s = String::new();
+            log(&mut s, 0, 200);
+            for k in 0..60 {
+                s.push_str(&format!("error: check {k} failed\n"));
+                for i in 0..between {
+                    s.push_str(&format!("{}{i}\n", "-".repeat(width)));
+                }
+            }
+            log(&mut s, 200, 200);
+            let out = check(&s, &Config::with_budget(8192));
+            for l in out.lines() {
+                let Some(m) = snip_core::marker::parse(l) else {
+                    continue;
+                };
+                if m.rule != "head-tail-elide" {
+                    continue;
+                }
+                let (a, b) = m.bytes.expect("bytes");
+                assert!(
+                    (l.len() as u64) < b - a,
+                    "{between} lines of {width}: marker of {} bytes for {}: {l}",
+                    l.len(),
+                    b - a
+                );
+            }
+        }
+    }
+}
