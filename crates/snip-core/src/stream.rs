@@ -1,6 +1,9 @@
 //! Streaming compression for inputs too long to hold: memory stays bounded.
 //!
-//! The stream is cut into windows of about [`WINDOW`] bytes on line boundaries; each
+//! The stream is cut into windows of at most [`WINDOW`] bytes at the last line end
+//! within them (a first line longer than that runs on to its end, up to [`LINE_CUT`]);
+//! the cuts depend on the input's bytes alone, never on how it was chunked, so the
+//! same input read from a file or a pipe gives the same output. Each
 //! window goes through the lossless rules (`terminal-render`, `ansi-strip`,
 //! `repeat-collapse`) exactly as in [`crate::compress`]. The rendered lines then pass a
 //! bounded selector: the first `max_bytes` are held back (a stream that ends under the
@@ -77,6 +80,9 @@ enum Phase {
 /// Compresses a stream pushed in chunks; writes output as soon as it is final.
 pub struct StreamCompressor {
     config: Config,
+    /// [`WINDOW`] and [`LINE_CUT`], smaller in tests.
+    window_size: usize,
+    line_cut: usize,
     pending: Vec<u8>,
     /// Original line number (0-based) and byte offset of `pending[0]`.
     base_line: u64,
@@ -123,8 +129,19 @@ pub struct StreamSummary {
 impl StreamCompressor {
     /// A compressor with a frozen copy of `config`.
     pub fn new(config: &Config) -> Self {
+        Self::with_window(config, WINDOW, LINE_CUT)
+    }
+
+    /// A compressor cutting windows of `window` bytes and lines of `line_cut` bytes
+    /// instead of [`WINDOW`] and [`LINE_CUT`] (both at least 1; `line_cut` at least
+    /// `window`), so tests can cross window boundaries with small inputs.
+    #[doc(hidden)]
+    pub fn with_window(config: &Config, window: usize, line_cut: usize) -> Self {
+        let window_size = window.max(1);
         StreamCompressor {
             config: config.clone(),
+            window_size,
+            line_cut: line_cut.max(window_size),
             pending: Vec::new(),
             base_line: 0,
             base_off: 0,
@@ -161,11 +178,21 @@ impl StreamCompressor {
             return out.write_all(chunk);
         }
         self.pending.extend_from_slice(chunk);
-        while self.pending.len() >= WINDOW {
-            let (cut, next_frame) = match memchr::memrchr(b'\n', &self.pending) {
+        // Every cut depends only on the first `window_size` (or `line_cut`) bytes of
+        // `pending`, never on how many bytes happen to be there: the same input in any
+        // chunking is cut into the same windows, so gives the same output.
+        while self.pending.len() >= self.window_size {
+            let (cut, next_frame) = match memchr::memrchr(b'\n', &self.pending[..self.window_size])
+            {
                 Some(i) => (i + 1, None),
-                None if self.pending.len() >= LINE_CUT => self.line_cut(),
-                None => break,
+                None => match memchr::memchr(b'\n', &self.pending[self.window_size..]) {
+                    // The first line ends past the window but before the line cut.
+                    Some(i) if self.window_size + i < self.line_cut => {
+                        (self.window_size + i + 1, None)
+                    }
+                    _ if self.pending.len() >= self.line_cut => self.line_cut(),
+                    _ => break,
+                },
             };
             let window: Vec<u8> = self.pending.drain(..cut).collect();
             self.window(&window, next_frame.as_deref(), out)?;
@@ -246,21 +273,22 @@ impl StreamCompressor {
     /// last `\r` within [`LINE_CUT`] when there is one (a frame boundary: the window
     /// ends with a whole frame, which the next frame draws over), with that next
     /// frame's bytes; else at [`LINE_CUT`] on a code point boundary.
+    ///
+    /// Only the first `line_cut` bytes are looked at (so the cut does not depend on the
+    /// chunking): the next frame must end within them to be compared, so the cut is
+    /// before the last `\r` but one; with a single `\r`, the next frame is the rest
+    /// of those bytes.
     fn line_cut(&self) -> (usize, Option<Vec<u8>>) {
-        let limit = crate::text::floor_char_boundary(&self.pending, LINE_CUT).max(1);
-        let Some(mut c) = memchr::memrchr(b'\r', &self.pending[..limit]).filter(|&c| c > 0) else {
+        let prefix = &self.pending[..self.line_cut];
+        let limit = crate::text::floor_char_boundary(prefix, self.line_cut).max(1);
+        let Some(last) = memchr::memrchr(b'\r', &prefix[..limit]).filter(|&c| c > 0) else {
             return (limit, None);
         };
-        // The next frame must be whole to be compared: when `pending` ends inside it,
-        // cut one frame earlier.
-        let mut end = memchr::memchr(b'\r', &self.pending[c + 1..]).map(|e| c + 1 + e);
-        if end.is_none() {
-            if let Some(b) = memchr::memrchr(b'\r', &self.pending[..c]).filter(|&b| b > 0) {
-                end = Some(c);
-                c = b;
-            }
-        }
-        let frame = &self.pending[c + 1..end.unwrap_or(self.pending.len())];
+        let (c, end) = match memchr::memrchr(b'\r', &prefix[..last]).filter(|&b| b > 0) {
+            Some(b) => (b, last),
+            None => (last, prefix.len()),
+        };
+        let frame = &prefix[c + 1..end];
         (c, Some(crate::escape::strip(frame).into_owned()))
     }
 
@@ -552,10 +580,19 @@ impl StreamCompressor {
     }
 
     fn add_to_gap(&mut self, l: SLine) {
-        if self.gap.first.is_none() {
-            self.gap.first = Some((l.src.0, l.raw.0));
-        }
-        self.gap.last = (l.src.1, l.raw.1);
+        // A rendered line's source lines need not follow the previous line's (a cursor
+        // move redraws earlier rows): the gap spans the least start and the greatest
+        // end of its lines, so its range is never inverted.
+        self.gap.first = Some(match self.gap.first {
+            None => (l.src.0, l.raw.0),
+            Some((a, s)) => (a.min(l.src.0), s.min(l.raw.0)),
+        });
+        let (b, e) = self.gap.last;
+        self.gap.last = if self.gap.lines == 0 {
+            (l.src.1, l.raw.1)
+        } else {
+            (b.max(l.src.1), e.max(l.raw.1))
+        };
         self.gap.lines += 1;
         self.gap.pieces |= l.eol == Eol::None;
     }

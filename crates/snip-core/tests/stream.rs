@@ -1,6 +1,7 @@
 //! The streaming compressor: bounded output, the error line kept, markers that point at
 //! the right original lines and bytes, repeats collapsed across windows.
 
+use proptest::prelude::*;
 use snip_core::marker;
 use snip_core::stream::{StreamCompressor, WINDOW};
 use snip_core::Config;
@@ -196,4 +197,54 @@ fn cut_frames_are_compared_whole_and_pieces_are_not_repeats() {
     let markers: Vec<_> = out.lines().filter_map(marker::parse).collect();
     assert_eq!(markers.len(), 1, "{markers:?}");
     assert_eq!(markers[0].lines, Some((1, 1)));
+}
+
+/// Pushes `input` in chunks of the sizes in `sizes` (cycled), with windows of `window`
+/// bytes and lines cut at `line_cut` bytes.
+fn run_sized(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> Vec<u8> {
+    let cfg = Config::with_budget(2048);
+    let mut s = StreamCompressor::with_window(&cfg, window, line_cut);
+    let mut out = Vec::new();
+    let mut rest = input;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let n = sizes[k % sizes.len()].clamp(1, rest.len());
+        s.push(&rest[..n], &mut out).unwrap();
+        rest = &rest[n..];
+        k += 1;
+    }
+    s.finish(&mut out).unwrap();
+    out
+}
+
+fn stream_line() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => "[a-z ]{0,40}".prop_map(|s| format!("{s}\n").into_bytes()),
+        1 => Just(b"error: failed to build\n".to_vec()),
+        1 => Just(b"same line\n".to_vec()),
+        1 => "[a-z]{0,30}".prop_map(|s| format!("{s}\r{s}x\r").into_bytes()),
+        1 => Just(b"\x1b[31mred\x1b[0m \x1b[1A\x1b[2K".to_vec()),
+        1 => "[a-z]{200,900}".prop_map(String::into_bytes),
+        1 => Just("\u{00e9}\u{4e2d}\r\n".as_bytes().to_vec()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Issue 16 item 11: the same input in any chunking gives the same output, with
+    /// windows and line cuts small enough that the inputs cross many of them.
+    #[test]
+    fn any_chunking_gives_the_same_output(
+        lines in prop::collection::vec(stream_line(), 0..300),
+        sizes in prop::collection::vec(1usize..5000, 1..8),
+        window in 64usize..2048,
+        cut_factor in 1usize..4,
+    ) {
+        let input = lines.concat();
+        let line_cut = window * cut_factor;
+        let whole = run_sized(&input, &[input.len().max(1)], window, line_cut);
+        let chunked = run_sized(&input, &sizes, window, line_cut);
+        prop_assert_eq!(String::from_utf8_lossy(&chunked), String::from_utf8_lossy(&whole));
+    }
 }

@@ -48,7 +48,7 @@ pub use fields::{compress_json_fields, Fields, MIN_FIELD_CHARS};
 pub use ledger::{LedgerRow, SourceStats, Stats};
 pub use options::{StoreOptions, StoreUrl};
 pub use parts::{compress_parts, within};
-pub use reader::{compress_reader, Compressed, ReadError};
+pub use reader::{compress_reader, compress_reader_sized, Compressed, ReadError};
 pub use receipt::Receipt;
 pub use restore::{
     Align, Encoding, JsonText, RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus,

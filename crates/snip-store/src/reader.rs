@@ -1,7 +1,9 @@
 //! Compressing a reader of any length: which of the three engines runs.
 //!
-//! - Up to [`IN_MEMORY_MAX`] bytes: in memory with the full pipeline, the original kept
-//!   in the store ([`compress_recorded`]).
+//! - Up to [`in_memory_cap`] bytes (the store's entry cap when it is open and larger
+//!   than [`IN_MEMORY_MAX`], else [`IN_MEMORY_MAX`]): in memory with the full pipeline
+//!   (the reduced path for long inputs), the original kept in the store
+//!   ([`compress_recorded`]), so every marker can restore.
 //! - A JSON document (it can only be elided whole) up to [`DOCUMENT_IN_MEMORY_MAX`]
 //!   bytes: also in memory, so that `json-fields` can elide inside it.
 //! - Longer (and only when the caller can take the output as a stream and compression
@@ -13,8 +15,25 @@ use crate::{compress_recorded, LedgerRow, StoreHandle};
 use snip_core::{Config, Outcome};
 use std::io::{Read, Write};
 
-/// Inputs longer than this (bytes) are compressed as a stream.
+/// Inputs longer than this (bytes) are compressed as a stream, unless the store keeps
+/// longer originals (see [`in_memory_cap`]).
 pub const IN_MEMORY_MAX: usize = 16 * 1024 * 1024;
+
+/// The longest input (bytes) compressed in memory: the open store's entry cap (the
+/// longest original it keeps, so every marker of the output restores), at least
+/// [`IN_MEMORY_MAX`] and at most [`DOCUMENT_IN_MEMORY_MAX`]; [`IN_MEMORY_MAX`] when
+/// the store is off or unavailable.
+pub fn in_memory_cap(store: &StoreHandle) -> usize {
+    match store {
+        StoreHandle::Open(s) => {
+            let entry = s.options().effective_entry_cap();
+            usize::try_from(entry)
+                .unwrap_or(usize::MAX)
+                .clamp(IN_MEMORY_MAX, DOCUMENT_IN_MEMORY_MAX)
+        }
+        _ => IN_MEMORY_MAX,
+    }
+}
 
 /// A document streaming would have to pass through whole (a diff, a JSON document)
 /// is compressed in memory up to this many bytes, where its own rules apply.
@@ -91,29 +110,56 @@ pub enum ReadError {
 /// # Errors
 /// Reading `input`, or writing a streamed output to `out`, failed.
 pub fn compress_reader(
-    mut input: impl Read,
+    input: impl Read,
     out: &mut dyn Write,
     config: &Config,
     store: &StoreHandle,
     source: &str,
     stream_ok: bool,
 ) -> Result<Compressed, ReadError> {
-    let mut buf = Vec::with_capacity(READ_CAPACITY);
+    compress_reader_sized(input, None, out, config, store, source, stream_ok)
+}
+
+/// [`compress_reader`] for an input whose length is known beforehand (`len`, bytes: a
+/// regular file's size): the buffer is allocated once at that size (up to the
+/// in-memory cap) and filled without probing reads. A wrong `len` costs only
+/// reallocations.
+///
+/// # Errors
+/// As [`compress_reader`].
+pub fn compress_reader_sized(
+    mut input: impl Read,
+    len: Option<u64>,
+    out: &mut dyn Write,
+    config: &Config,
+    store: &StoreHandle,
+    source: &str,
+    stream_ok: bool,
+) -> Result<Compressed, ReadError> {
+    let first_cap = in_memory_cap(store);
+    let capacity = len.map_or(READ_CAPACITY, |n| {
+        usize::try_from(n).unwrap_or(usize::MAX).min(first_cap) + 1
+    });
+    let mut buf = Vec::new();
+    if let Err(e) = buf.try_reserve_exact(capacity) {
+        let e = std::io::Error::new(std::io::ErrorKind::OutOfMemory, e);
+        return pass_through(e, buf, input, out, stream_ok);
+    }
     if let Err(e) = (&mut input)
-        .take(IN_MEMORY_MAX as u64 + 1)
+        .take(first_cap as u64 + 1)
         .read_to_end(&mut buf)
     {
         return pass_through(e, buf, input, out, stream_ok);
     }
     // A JSON document past the cap: read it whole (up to a larger cap) so that
     // `json-fields` can elide inside it; a stream could only pass it through.
-    let mut cap = IN_MEMORY_MAX;
-    if buf.len() > IN_MEMORY_MAX
+    let mut cap = first_cap;
+    if buf.len() > first_cap
         && stream_ok
         && snip_core::rules::json_fields::opens_multiline_document(&buf)
     {
         if let Err(e) = (&mut input)
-            .take((DOCUMENT_IN_MEMORY_MAX - buf.len()) as u64 + 1)
+            .take(DOCUMENT_IN_MEMORY_MAX.saturating_sub(buf.len()) as u64 + 1)
             .read_to_end(&mut buf)
         {
             return pass_through(e, buf, input, out, stream_ok);
@@ -147,7 +193,7 @@ pub fn compress_reader(
         }
         return Ok(Compressed::Streamed { output_bytes });
     }
-    if buf.len() > IN_MEMORY_MAX {
+    if buf.len() > first_cap {
         if let Err(e) = input.read_to_end(&mut buf) {
             return pass_through(e, buf, input, out, stream_ok);
         }

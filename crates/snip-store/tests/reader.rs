@@ -6,7 +6,7 @@ mod common;
 
 use common::temp_store;
 use snip_core::{Config, Retention};
-use snip_store::reader::{DOCUMENT_IN_MEMORY_MAX, IN_MEMORY_MAX};
+use snip_store::reader::{in_memory_cap, DOCUMENT_IN_MEMORY_MAX, IN_MEMORY_MAX};
 use snip_store::{compress_reader, compress_recorded, Compressed, ReadError, StoreHandle};
 
 /// Distinct numbered log lines, `n` bytes or a little more.
@@ -52,7 +52,7 @@ fn a_short_input_is_compressed_in_memory_and_retained() {
 
 #[test]
 fn a_long_input_streams_unless_the_caller_needs_it_whole() {
-    let (_d, store) = temp_store(|_| {});
+    let (_d, store) = temp_store(|o| o.max_entry_bytes = IN_MEMORY_MAX as u64);
     let handle = open(&store);
     let config = Config::default();
     let input = log(IN_MEMORY_MAX + 1);
@@ -136,4 +136,51 @@ fn a_read_error_says_reading_input() {
     .unwrap_err();
     assert!(matches!(err, ReadError::Read(ref e) if e.to_string() == "disk gone"));
     assert_eq!(err.to_string(), "reading input");
+}
+
+/// Issue 19: an input past [`IN_MEMORY_MAX`] that the store can keep is compressed in
+/// memory and retained (its markers restore), not streamed with nothing kept; past
+/// the store's entry cap it streams. The length hint of a regular file changes nothing
+/// but the allocation.
+#[test]
+fn an_input_the_store_can_keep_is_compressed_in_memory_and_retained() {
+    let cap = IN_MEMORY_MAX as u64 + (2 << 20);
+    let (_d, store) = temp_store(|o| o.max_entry_bytes = cap);
+    let handle = open(&store);
+    assert_eq!(in_memory_cap(&handle) as u64, cap);
+    let config = Config::default();
+    let input = log(IN_MEMORY_MAX + (1 << 20));
+    let mut out = Vec::new();
+    let got = snip_store::compress_reader_sized(
+        &input[..],
+        Some(input.len() as u64),
+        &mut out,
+        &config,
+        &handle,
+        "t",
+        true,
+    )
+    .unwrap();
+    let Compressed::InMemory(outcome) = got else {
+        panic!("an input the store can keep streamed");
+    };
+    assert!(matches!(
+        outcome.retention,
+        Some(Retention::Retained { .. })
+    ));
+    assert!(outcome.output.len() < config.max_bytes + 4096);
+
+    // Past the entry cap, and with a wrong hint, it streams.
+    let input = log(cap as usize + 1);
+    let got = snip_store::compress_reader_sized(
+        &input[..],
+        Some(10),
+        &mut out,
+        &config,
+        &handle,
+        "t",
+        true,
+    )
+    .unwrap();
+    assert!(matches!(got, Compressed::Streamed { .. }));
 }

@@ -254,7 +254,6 @@ fn a_cut_line_marker_over_following_lines_is_accounted_for() {
 /// a wrapped count without). Input: the fuzz target's form (budget byte, chunking
 /// seed byte, then the stream).
 #[test]
-#[ignore = "issue 16 item 11: the stream path computes an inverted gap range (stream.rs: `e - s` underflows)"]
 fn item11_stream_gap_range_is_not_inverted() {
     let data = include_bytes!("regressions/stream-gap-underflow.bin");
     let cfg = Config::with_budget(128 + data[0] as usize * 64);

@@ -59,13 +59,44 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    compress_reader(stdin, &mut out, &config, &args.source, args.format)?;
+    // A regular file on stdin (`snip < FILE`) is read straight from the file, into one
+    // buffer of its size; a pipe goes through the locked stdin.
+    match regular_file_stdin() {
+        Some((file, len)) => {
+            drop(stdin);
+            compress_reader(
+                file,
+                Some(len),
+                &mut out,
+                &config,
+                &args.source,
+                args.format,
+            )?;
+        }
+        None => compress_reader(stdin, None, &mut out, &config, &args.source, args.format)?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Stdin as a file with its length, when it is a regular file (not a pipe, terminal or
+/// socket). Reads go to the file from its current offset, as they would through stdin.
+fn regular_file_stdin() -> Option<(std::fs::File, u64)> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    use std::io::Seek;
+    let at = (&file).stream_position().ok()?;
+    Some((file, meta.len().saturating_sub(at)))
+}
+
 /// Reads `input` to its end and writes its compressed form to `out`, with the engine
-/// its length calls for ([`snip_store::reader`]: in memory and retained up to
-/// [`snip_store::reader::IN_MEMORY_MAX`] bytes, as a stream beyond that in text
+/// its length calls for (`len`: its length in bytes when known beforehand, for one
+/// allocation) ([`snip_store::reader`]: in memory and retained up to
+/// [`snip_store::reader::in_memory_cap`] bytes, as a stream beyond that in text
 /// format; a JSON receipt needs the whole output in memory). Says on stderr when the
 /// output is longer than it could be because no original was kept.
 ///
@@ -73,18 +104,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
 /// Reading `input` or writing `out` failed.
 pub fn compress_reader(
     input: impl Read,
+    len: Option<u64>,
     out: &mut dyn Write,
     config: &snip_core::Config,
     source: &str,
     format: Format,
 ) -> Result<()> {
     let store = snip_store::open_from_env();
-    let compressed =
-        snip_store::compress_reader(input, out, config, &store, source, format == Format::Text)
-            .map_err(|e| match e {
-                snip_store::ReadError::Read(e) => anyhow::Error::from(e).context("reading input"),
-                snip_store::ReadError::Write(e) => anyhow::Error::from(e),
-            })?;
+    let compressed = snip_store::compress_reader_sized(
+        input,
+        len,
+        out,
+        config,
+        &store,
+        source,
+        format == Format::Text,
+    )
+    .map_err(|e| match e {
+        snip_store::ReadError::Read(e) => anyhow::Error::from(e).context("reading input"),
+        snip_store::ReadError::Write(e) => anyhow::Error::from(e),
+    })?;
     let outcome = match compressed {
         snip_store::Compressed::Streamed { .. } => return Ok(()),
         snip_store::Compressed::PassedThrough { why, .. } => {

@@ -74,6 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let source = format!("run:{}", program.rsplit('/').next().unwrap_or(program));
     let res = super::filter::compress_reader(
         reader,
+        None,
         &mut out,
         &config,
         &source,
