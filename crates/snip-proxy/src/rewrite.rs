@@ -158,7 +158,12 @@ impl Rewriter {
             Some(splice::apply(body, &edits))
         };
         let mut summarised = 0;
-        if let Some(format) = api.context_format() {
+        // The pass keeps the newest `keep_last` results whole: with no more results
+        // than that it cannot change anything, and reading the whole body is skipped.
+        let format = api
+            .context_format()
+            .filter(|_| spans.len() > self.context.keep_last);
+        if let Some(format) = format {
             let current: &[u8] = out.as_deref().unwrap_or(body);
             if let Some((new, report)) =
                 conversation_pass(current, format, &self.context, &self.store, &self.stored)
