@@ -22,6 +22,7 @@ mod context_pass;
 mod memo;
 pub mod rewrite;
 mod server;
+mod splice;
 pub mod upstream;
 
 pub use memo::MEMO_MAX_BYTES;

@@ -5,6 +5,7 @@
 
 use crate::context_pass::conversation_pass;
 use crate::memo::Memo;
+use crate::splice::{self, result_spans};
 use serde_json::Value;
 use snip_context::{ContextSettings, Format};
 use snip_core::{Config, Retain, Retention};
@@ -49,7 +50,8 @@ impl Api {
 /// What a rewrite produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rewritten {
-    /// The body to forward (JSON, serialized with the request's key order).
+    /// The body to forward: the client's bytes with each rewritten tool result's
+    /// content value replaced (every other byte is the client's).
     pub body: Vec<u8>,
     /// Tool results whose text the per-result rules changed.
     pub results_compressed: usize,
@@ -121,48 +123,65 @@ impl Rewriter {
     }
 
     fn rewrite_inner(&self, api: Api, body: &[u8]) -> Option<Rewritten> {
-        let mut request: Value = serde_json::from_slice(body).ok()?;
-        if !request.is_object() {
-            return None;
-        }
+        let text = std::str::from_utf8(body).ok()?;
+        let spans = result_spans(api, text)?;
         let (mut before, mut after) = (0u64, 0u64);
-        let results_compressed = if self.config.enabled {
+        let mut results_compressed = 0;
+        let mut edits = Vec::new();
+        if self.config.enabled {
+            let types: &[&str] = match api {
+                Api::OpenAiResponses => &["input_text", "output_text", "text"],
+                _ => &["text"],
+            };
             let mut compress = |text: &str| {
                 let new = self.compress_text(text)?;
                 before += text.len() as u64;
                 after += new.len() as u64;
                 Some(new)
             };
-            match api {
-                Api::AnthropicMessages | Api::AnthropicCountTokens => {
-                    anthropic_results(&mut request, &mut compress)
+            for s in &spans {
+                if is_restore_tool(s.tool.as_deref()) {
+                    continue;
                 }
-                Api::OpenAiChat => chat_results(&mut request, &mut compress),
-                Api::OpenAiResponses => responses_results(&mut request, &mut compress),
+                let Ok(mut content) = serde_json::from_str::<Value>(&text[s.range.clone()]) else {
+                    continue;
+                };
+                if compress_content(&mut content, types, &mut compress) {
+                    edits.push((s.range.clone(), serde_json::to_vec(&content).ok()?));
+                    results_compressed += 1;
+                }
             }
+        }
+        let mut out = if edits.is_empty() {
+            None
         } else {
-            0
+            Some(splice::apply(body, &edits))
         };
         let mut summarised = 0;
-        if let Some(format) = api.context_format() {
+        // The pass keeps the newest `keep_last` results whole: with no more results
+        // than that it cannot change anything, and reading the whole body is skipped.
+        let format = api
+            .context_format()
+            .filter(|_| spans.len() > self.context.keep_last);
+        if let Some(format) = format {
+            let current: &[u8] = out.as_deref().unwrap_or(body);
             if let Some((new, report)) =
-                conversation_pass(&request, format, &self.context, &self.store, &self.stored)
+                conversation_pass(current, format, &self.context, &self.store, &self.stored)
             {
-                request = new;
-                summarised = report.summarised;
-                before += report.original_bytes as u64;
-                after += report.summary_bytes as u64;
+                let cur = std::str::from_utf8(current).ok()?;
+                let new = std::str::from_utf8(&new).ok()?;
+                if let Some(edits) = splice::carry_over(api, cur, new) {
+                    if !edits.is_empty() {
+                        out = Some(splice::apply(current, &edits));
+                        summarised = report.summarised;
+                        before += report.original_bytes as u64;
+                        after += report.summary_bytes as u64;
+                    }
+                }
             }
         }
-        if results_compressed == 0 && summarised == 0 {
-            return None;
-        }
-        let mut out = serde_json::to_vec(&request).ok()?;
-        if body.ends_with(b"\n") {
-            out.push(b'\n');
-        }
         Some(Rewritten {
-            body: out,
+            body: out?,
             results_compressed,
             summarised,
             before,
@@ -254,137 +273,4 @@ fn compress_content(content: &mut Value, text_types: &[&str], f: &mut CompressFn
         }
         _ => false,
     }
-}
-
-/// Anthropic Messages: the `content` of every `tool_result` block.
-fn anthropic_results(request: &mut Value, f: &mut CompressFn<'_>) -> usize {
-    let Some(Value::Array(messages)) = request.get_mut("messages") else {
-        return 0;
-    };
-    let mut names = std::collections::HashMap::new();
-    for m in messages.iter() {
-        for b in m
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                if let (Some(id), Some(name)) = (
-                    b.get("id").and_then(Value::as_str),
-                    b.get("name").and_then(Value::as_str),
-                ) {
-                    names.insert(id.to_string(), name.to_string());
-                }
-            }
-        }
-    }
-    let mut n = 0;
-    for m in messages.iter_mut() {
-        let Some(Value::Array(blocks)) = m.get_mut("content") else {
-            continue;
-        };
-        for b in blocks {
-            if b.get("type").and_then(Value::as_str) != Some("tool_result") {
-                continue;
-            }
-            let tool = b
-                .get("tool_use_id")
-                .and_then(Value::as_str)
-                .and_then(|id| names.get(id));
-            if is_restore_tool(tool.map(String::as_str)) {
-                continue;
-            }
-            if let Some(c) = b.get_mut("content") {
-                n += usize::from(compress_content(c, &["text"], f));
-            }
-        }
-    }
-    n
-}
-
-/// OpenAI Chat Completions: the `content` of every `role: "tool"` message.
-fn chat_results(request: &mut Value, f: &mut CompressFn<'_>) -> usize {
-    let Some(Value::Array(messages)) = request.get_mut("messages") else {
-        return 0;
-    };
-    let mut names = std::collections::HashMap::new();
-    for m in messages.iter() {
-        for call in m
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let (Some(id), Some(name)) = (
-                call.get("id").and_then(Value::as_str),
-                call.pointer("/function/name").and_then(Value::as_str),
-            ) {
-                names.insert(id.to_string(), name.to_string());
-            }
-        }
-    }
-    let mut n = 0;
-    for m in messages.iter_mut() {
-        if m.get("role").and_then(Value::as_str) != Some("tool") {
-            continue;
-        }
-        let tool = m
-            .get("tool_call_id")
-            .and_then(Value::as_str)
-            .and_then(|id| names.get(id));
-        if is_restore_tool(tool.map(String::as_str)) {
-            continue;
-        }
-        if let Some(c) = m.get_mut("content") {
-            n += usize::from(compress_content(c, &["text"], f));
-        }
-    }
-    n
-}
-
-/// OpenAI Responses: the `output` of every `function_call_output` and
-/// `custom_tool_call_output` item of `input`.
-fn responses_results(request: &mut Value, f: &mut CompressFn<'_>) -> usize {
-    let Some(Value::Array(items)) = request.get_mut("input") else {
-        return 0;
-    };
-    let mut names = std::collections::HashMap::new();
-    for item in items.iter() {
-        if matches!(
-            item.get("type").and_then(Value::as_str),
-            Some("function_call" | "custom_tool_call")
-        ) {
-            if let (Some(id), Some(name)) = (
-                item.get("call_id").and_then(Value::as_str),
-                item.get("name").and_then(Value::as_str),
-            ) {
-                names.insert(id.to_string(), name.to_string());
-            }
-        }
-    }
-    let mut n = 0;
-    for item in items.iter_mut() {
-        if !matches!(
-            item.get("type").and_then(Value::as_str),
-            Some("function_call_output" | "custom_tool_call_output")
-        ) {
-            continue;
-        }
-        let tool = item
-            .get("call_id")
-            .and_then(Value::as_str)
-            .and_then(|id| names.get(id));
-        if is_restore_tool(tool.map(String::as_str)) {
-            continue;
-        }
-        if let Some(c) = item.get_mut("output") {
-            n += usize::from(compress_content(
-                c,
-                &["input_text", "output_text", "text"],
-                f,
-            ));
-        }
-    }
-    n
 }
