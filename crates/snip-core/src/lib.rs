@@ -22,6 +22,7 @@ mod salience;
 mod sparse;
 pub mod stream;
 pub mod text;
+pub mod util;
 
 pub use config::{Config, ConfigError};
 pub use marker::{Marker, Recovery, RestoreCall};
