@@ -62,8 +62,8 @@ print(f"hyperfine median: cat {cat:.3f} ms, snip hook claude-code (dynamic) {hoo
 PY
 fi
 
-# Each command spawned directly (posix_spawn: no shell in between), in turn; a fresh
-# page costs ~2.4 us on this VM, so for a process this short faults are time.
+# Each command spawned directly (posix_spawn: no shell in between), in turn; for a
+# process this short page faults are time (docs/benchmark.md, "Design measurements").
 spawned() { # INPUT LABEL ARGS... (after each build's path), then builds
     python3 - "$RUNS" "$@" <<'PY'
 import os, statistics, sys, time

@@ -4,15 +4,13 @@
 #
 # On Linux with glibc (host triple *-linux-gnu) the binaries are linked statically
 # (static-pie, glibc included): a hook starts snip once per tool call, and a static
-# binary skips the dynamic loader (loading libgcc_s and libc, resolving symbols).
-# Measured on a 50 KB Claude Code payload, 2-core VM, `dist` profile: 2.26 ms dynamic,
-# 1.72 ms static (`cat` 1.29 ms); see docs/claude-code.md, "Performance". Elsewhere:
-# `cargo install` with the same profile.
+# binary skips the dynamic loader (loading libgcc_s and libc, resolving symbols); the
+# figures are in docs/benchmark.md, "Design measurements", and docs/claude-code.md,
+# "Performance". Elsewhere: `cargo install` with the same profile.
 #
 # Usage: scripts/install.sh [--no-pie | --dynamic] [CARGO INSTALL OPTIONS...]
 #   --no-pie    static and not position-independent: nothing to relocate at start-up
-#               (1.79 ms in the same measurement, 1.35-1.39x `cat` over three runs
-#               against 1.33-1.45x for static-pie), but the executable's own code and
+#               (no measurable gain over static-pie), but the executable's own code and
 #               data sit at a fixed address (no ASLR for them; as Go builds by default)
 #   --dynamic   `cargo install --locked --profile dist --path crates/snip-cli`, then
 #               the same for crates/snip-bench

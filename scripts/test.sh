@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of the project, as CI does (.ci/run calls this script).
 #
-#   1. cargo fmt --check, cargo clippy (all targets, warnings are errors; this also
-#      checks the declared minimum Rust version: clippy's incompatible_msrv lint)
+#   1. cargo fmt --check, the layout check (scripts/check-layout.sh), cargo clippy (all
+#      targets, warnings are errors; this also checks the declared minimum Rust
+#      version: clippy's incompatible_msrv lint)
 #   2. cargo test for every crate except the Python module (which maturin builds),
 #      cargo doc with warnings as errors, and the README's first set-up command
 #      (`cargo build -p snip-cli -p snip-bench && snip demo`)
@@ -37,6 +38,9 @@ run() {
 }
 
 run "cargo fmt --check" cargo fmt --all -- --check
+# One restore request and receipt; only the engines and the registry import rules/
+# (the self-test proves the check rejects each kind of violation).
+run "scripts/check-layout.sh" bash -c 'bash scripts/check-layout.sh && bash scripts/check-layout.sh --self-test'
 run "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 run "cargo test" cargo test --workspace --exclude snip-py --locked
 # Broken intra-doc links and malformed docs fail like warnings do elsewhere.

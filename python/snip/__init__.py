@@ -38,6 +38,7 @@ __all__ = [
     "compress_messages",
     "config",
     "native_available",
+    "over_budget",
     "restore",
 ]
 
@@ -128,12 +129,24 @@ def restore(
     except (TypeError, ValueError, OverflowError) as exc:
         # An argument the binding cannot convert (bytes for the id, a float, a number
         # past 64 bits): answered like any other bad request.
-        return {  # type: ignore[typeddict-item]
+        return {
             "status": "invalid",
             "id": id if isinstance(id, str) else None,
             "content": None,
             "note": f"bad argument: {exc}",
         }
+
+
+def over_budget(text: str) -> bool | None:
+    """Whether ``text`` is over the budget the core resolves (``SNIP_MAX_BYTES``) in
+    UTF-8 bytes (encoded only when its length in characters cannot tell), or ``None``
+    when a setting does not parse: the core would then pass the text through."""
+    try:
+        budget = int(_core().config()["SNIP_MAX_BYTES"])
+    except ValueError:
+        return None
+    n = len(text)
+    return n > budget or (n * 4 > budget and len(text.encode("utf-8", "surrogatepass")) > budget)
 
 
 def config(**opts: Any) -> ConfigDict:

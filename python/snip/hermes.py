@@ -20,7 +20,7 @@ import logging
 import os
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import snip
 
@@ -67,16 +67,6 @@ def _fail_open(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def _budget() -> int | None:
-    """The budget the core resolves (``SNIP_MAX_BYTES``, in bytes), or ``None`` when a
-    setting does not parse: the core would pass the output through, and so do the
-    hooks."""
-    try:
-        return int(snip._core().config()["SNIP_MAX_BYTES"])
-    except ValueError:
-        return None
-
-
 _NO_HERMES: Any = object()
 _hermes_constants: Any = None
 _store_dirs: dict[tuple[str | None, str, str], dict[str, str]] = {}
@@ -93,7 +83,7 @@ def _store_opts() -> dict[str, str]:
         return {}
     if _hermes_constants is None:
         try:
-            import hermes_constants  # type: ignore[import-untyped]
+            import hermes_constants
 
             _hermes_constants = hermes_constants
         except Exception:  # noqa: BLE001 - outside Hermes: the store's own default
@@ -196,13 +186,8 @@ def transform_tool_result(
     """``transform_tool_result`` hook: a compressed result string, or ``None``."""
     if tool_name == RESTORE_TOOL or not isinstance(result, str) or not result:
         return None
-    budget = _budget()
-    if budget is None:
-        return None
-    # Over the budget in UTF-8 bytes (encoded only when the length cannot tell).
-    n = len(result)
-    over = n > budget or (n * 4 > budget and len(result.encode("utf-8", "surrogatepass")) > budget)
-    if tool_name not in PROCESS_TOOLS and not over:
+    over = snip.over_budget(result)
+    if over is None or (tool_name not in PROCESS_TOOLS and not over):
         return None
     source = f"hermes:{tool_name or 'tool'}"
     # The string fields one by one, then, still over, the whole document: in the core,
@@ -213,7 +198,7 @@ def transform_tool_result(
     if not is_json:
         # Plain text result: compress it whole when over the budget.
         return _compress(result, source) if over else None
-    return new
+    return cast("str | None", new)
 
 
 # ----------------------------------------------------------------------- middleware
@@ -223,7 +208,7 @@ def hermes_compression_enabled() -> bool:
     """Hermes's ``compression.enabled`` (default true), read the way Hermes reads it
     (``agent/agent_init.py``); true when the config cannot be read."""
     try:
-        from hermes_cli.config import load_config_readonly  # type: ignore[import-untyped]
+        from hermes_cli.config import load_config_readonly
 
         cfg = load_config_readonly() or {}
     except Exception:  # noqa: BLE001 - outside Hermes, or a broken config
@@ -323,7 +308,7 @@ def _redact(response: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(content, str) or not content:
         return response
     try:
-        from agent.redact import redact_sensitive_text  # type: ignore[import-untyped]
+        from agent.redact import redact_sensitive_text
     except ImportError:  # outside Hermes
         return response
     redacted = redact_sensitive_text(content)

@@ -1,23 +1,21 @@
 //! A tiny deterministic pseudo-random generator (SplitMix64), so that generated shapes
 //! are the same bytes on every machine and every run.
 
-/// SplitMix64: a 64-bit state, one multiply-xorshift step per output.
+use snip_core::util::SplitMix64;
+
+/// [`snip_core::util::SplitMix64`] with the helpers the shapes use.
 #[derive(Debug, Clone)]
-pub(crate) struct Rng(u64);
+pub(crate) struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator seeded with `seed`.
     pub(crate) fn new(seed: u64) -> Self {
-        Rng(seed)
+        Rng(SplitMix64(seed))
     }
 
     /// The next 64 pseudo-random bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (`n > 0`; the tiny modulo bias does not matter here).

@@ -219,6 +219,47 @@ fn bad_settings_are_one_line_naming_the_variable() {
     }
 }
 
+/// `snip config --rules` prints the core's rule table in execution order, as text and
+/// as JSON, and works even when a setting does not parse (it reads no settings).
+#[test]
+fn config_rules_lists_the_rule_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let want: Vec<&str> = snip_core::RuleId::ALL.iter().map(|r| r.as_str()).collect();
+    let o = snip(dir.path())
+        .env("SNIP_MAX_BYTES", "lots")
+        .args(["config", "--rules"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(
+        rows.iter().map(|r| r[0]).collect::<Vec<_>>(),
+        want,
+        "{text}"
+    );
+    for r in &rows {
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert!(["gate", "lossless", "lossy"].contains(&r[1]), "{r:?}");
+        assert!(!r[2].is_empty());
+    }
+    assert_eq!(rows[0][1], "gate");
+    assert_eq!(rows.last().unwrap()[1], "lossy");
+    let o = snip(dir.path())
+        .args(["config", "--rules", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let list = v.as_array().unwrap();
+    let ids: Vec<&str> = list.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, want);
+    for (r, row) in list.iter().zip(&rows) {
+        assert_eq!(r["stage"], row[1]);
+        assert_eq!(r["summary"], row[2]);
+        assert_eq!(r["lossy"], row[1] == "lossy" || row[0] == "json-fields");
+    }
+}
+
 #[test]
 fn demo_runs_on_bundled_captures() {
     let dir = tempfile::tempdir().unwrap();

@@ -337,5 +337,14 @@ fn passes_through_byte_identical() {
 fn rejects_an_unknown_format_flag() {
     let dir = tempfile::tempdir().unwrap();
     let out = snip_context(dir.path(), &["--format", "gemini"], &[], b"{}");
-    assert!(!out.status.success());
+    // A usage error: status 2 and one line naming the value, nothing on stdout (a
+    // crash would exit otherwise and say something else).
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("snip: invalid value 'gemini' for '--format"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
 }

@@ -293,11 +293,7 @@ pub fn compress_messages(
         },
         Ok((Err(skip), r)) => pass_through(messages, skip, r),
         Err(panic) => {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".to_string());
+            let why = snip_core::util::panic_message(panic.as_ref(), "panic");
             report.format = None;
             pass_through(messages, Skip::Panicked(why), report)
         }

@@ -155,16 +155,7 @@ fn one_line(s: &str) -> String {
 
 /// `48213` → `48,213`.
 pub fn group_digits(n: usize) -> String {
-    let digits = n.to_string();
-    // Digits before the first comma: 1 to 3.
-    let lead = (digits.len() + 2) % 3 + 1;
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    out.push_str(&digits[..lead]);
-    for group in digits.as_bytes()[lead..].chunks(3) {
-        out.push(',');
-        out.extend(group.iter().map(|b| *b as char));
-    }
-    out
+    snip_core::util::group_digits(n as u64)
 }
 
 fn quote_into(s: &mut String, v: &str) {

@@ -7,6 +7,18 @@
 //!
 //! The pipeline is an ordered table of rules ([`rules::REGISTRY`]); see `docs/` for the
 //! contract, the marker grammar and the restore protocol.
+//!
+//! ```
+//! use snip_core::{compress, Config, NoStore, RuleId};
+//!
+//! // 400 identical lines over a 4 KiB budget, without a store.
+//! let input = "GET /healthz 200\n".repeat(400);
+//! let out = compress(input.as_bytes(), &Config::with_budget(4096), &mut NoStore);
+//! assert!(out.changed && out.output.len() < input.len());
+//! assert_eq!(out.rules[0].id, RuleId::RepeatCollapse);
+//! let text = String::from_utf8(out.output).unwrap();
+//! assert!(text.starts_with("GET /healthz 200\n[snip: previous line repeated 399 more times"));
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -22,6 +34,7 @@ mod salience;
 mod sparse;
 pub mod stream;
 pub mod text;
+pub mod util;
 
 pub use config::{Config, ConfigError};
 pub use marker::{Marker, Recovery, RestoreCall};

@@ -31,11 +31,7 @@ pub fn compress(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcom
     match catch_unwind(AssertUnwindSafe(|| run(input, config, store, true))) {
         Ok(o) => o,
         Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "internal error".to_string());
+            let msg = crate::util::panic_message(p.as_ref(), "internal error");
             let mut o = Outcome::unchanged(input);
             o.failed_open = Some(format!("snip failed open: {msg}"));
             o

@@ -35,7 +35,8 @@ pub fn strip_ansi(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// order: what `memchr::memchr_iter(b'\n', input)` (or `memchr2_iter(b'\r', b'\n',
 /// input)`) yields, faster where they are dense. Text lines are a few dozen bytes and
 /// progress output redraws as often; a search call per byte found costs more there
-/// (~70 instructions) than a 32-bit mask of each 32-byte block, taken bit by bit.
+/// than a 32-bit mask of each 32-byte block, taken bit by bit (figures:
+/// docs/benchmark.md, "Design measurements").
 pub(crate) struct Hits<'a, const CR: bool> {
     input: &'a [u8],
     /// Start of the next block to load.
@@ -93,7 +94,8 @@ impl<const CR: bool> Iterator for Hits<'_, CR> {
 
 /// Bit `i` set: `b[i]` is `\n` (or, with `CR`, `\r`). 16-byte compares and a byte
 /// mask (`pcmpeqb`/`pmovmskb` on x86-64); the same loop written over bytes is
-/// vectorised by the compiler into some 85 instructions of shuffles, against 16 here.
+/// vectorised by the compiler into many more shuffles (docs/benchmark.md, "Design
+/// measurements").
 #[inline]
 fn mask<const CR: bool>(b: &[u8; 32]) -> u32 {
     let (lo, hi) = b.split_at(16);
@@ -124,16 +126,11 @@ pub(crate) fn corpus_captures() -> Vec<Vec<u8>> {
     out
 }
 
-/// SplitMix64 from `seed`: the same numbers on every machine, for generated test inputs.
+/// [`crate::util::SplitMix64`] from `seed` as a closure, for generated test inputs.
 #[cfg(test)]
-pub(crate) fn splitmix(mut seed: u64) -> impl FnMut() -> u64 {
-    move || {
-        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+pub(crate) fn splitmix(seed: u64) -> impl FnMut() -> u64 {
+    let mut r = crate::util::SplitMix64(seed);
+    move || r.next_u64()
 }
 
 #[cfg(test)]

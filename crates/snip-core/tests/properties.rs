@@ -41,11 +41,20 @@ proptest! {
         }
     }
 
+    /// Valid UTF-8 stays valid, on text the rules change: multibyte characters mixed
+    /// with carriage returns, backspaces, escapes and newlines (so `terminal-render`
+    /// and `ansi-strip` run at the default budget too), in inputs up to ~100 KB (over
+    /// the default budget, so the lossy rules cut between characters as well).
     #[test]
-    fn valid_utf8_stays_valid(input in ".{0,3000}") {
+    fn valid_utf8_stays_valid(pieces in prop::collection::vec(prop::sample::select(vec![
+        "日本語", "é", "🎉", "abc ", "error: x", "\r", "\u{8}", "\x1b[31m", "\x1b[0m",
+        "\x1b[2K", "\n", "\n", "═══",
+    ]), 0..3000), repeat in 1usize..12) {
+        let input = pieces.concat().repeat(repeat);
         for cfg in [Config::default(), small_budget()] {
             let o = compress(input.as_bytes(), &cfg, &mut NoStore);
-            prop_assert!(std::str::from_utf8(&o.output).is_ok());
+            prop_assert!(std::str::from_utf8(&o.output).is_ok(), "{:?}", o.output);
+            if !o.changed { prop_assert_eq!(&o.output, input.as_bytes()); }
         }
     }
 

@@ -18,7 +18,6 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -311,12 +310,7 @@ pub fn home() -> Result<PathBuf> {
 }
 
 /// sha256 as lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use snip_store::restore::sha256_hex;
 
 /// Prints the plan as unified diffs (dry run) or applies it: backups first, then
 /// atomic writes, then the records. Returns the paths written.

@@ -159,7 +159,15 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
         }
         outcome
     }));
-    run.unwrap_or_else(|p| failed(input, &format!("internal panic: {}", panic_text(&*p))))
+    run.unwrap_or_else(|p| {
+        failed(
+            input,
+            &format!(
+                "internal panic: {}",
+                snip_core::util::panic_message(&*p, "unknown panic")
+            ),
+        )
+    })
 }
 
 /// An unchanged outcome that says why.
@@ -167,14 +175,6 @@ fn failed(input: &[u8], why: &str) -> Outcome {
     let mut o = Outcome::unchanged(input);
     o.failed_open = Some(why.to_string());
     o
-}
-
-/// The text of a panic payload.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 /// The receipt dict of `outcome` ([`Receipt`], in its key order), with `output` the
@@ -233,7 +233,10 @@ fn compress_parts<'py>(
             out
         }));
         run.unwrap_or_else(|p| {
-            let why = format!("internal panic: {}", panic_text(&*p));
+            let why = format!(
+                "internal panic: {}",
+                snip_core::util::panic_message(&*p, "unknown panic")
+            );
             bytes.iter().map(|b| failed(b, &why)).collect::<Vec<_>>()
         })
     });
@@ -462,7 +465,10 @@ fn run_restore(request: &RestoreRequest, overrides: &Overrides) -> RestoreRespon
         RestoreResponse::failure(
             request,
             RestoreStatus::Error,
-            format!("internal panic: {}", panic_text(&*p)),
+            format!(
+                "internal panic: {}",
+                snip_core::util::panic_message(&*p, "unknown panic")
+            ),
         )
     })
 }

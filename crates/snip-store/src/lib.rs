@@ -178,11 +178,7 @@ pub fn compress_recorded(
         outcome
     }));
     run.unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let why = snip_core::util::panic_message(panic.as_ref(), "unknown panic");
         let mut o = Outcome::unchanged(input);
         o.failed_open = Some(format!("internal panic: {why}"));
         o

@@ -122,16 +122,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
 // ---------------------------------------------------------------------------------
 // The sessions
 
-/// SplitMix64: the same numbers on every machine.
-struct Rng(u64);
+/// [`snip_core::util::SplitMix64`]: the same numbers on every machine.
+struct Rng(snip_core::util::SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -226,7 +222,7 @@ impl Session {
         host_cap: usize,
     ) -> Result<Session, String> {
         let sources = sources()?;
-        let mut rng = Rng(seed);
+        let mut rng = Rng(snip_core::util::SplitMix64(seed));
         // Which responses are tool calls: `tool_calls` of the first `calls - 1`.
         let mut plan: Vec<bool> = (0..calls - 1).map(|i| i < tool_calls).collect();
         rng.shuffle(&mut plan);
@@ -394,11 +390,8 @@ fn host_capped(text: &str, cap: usize) -> String {
     )
 }
 
-fn floor_char(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
+fn floor_char(s: &str, i: usize) -> usize {
+    snip_core::text::floor_char_boundary(s.as_bytes(), i)
 }
 
 /// Sentences assistant turns are made of (a turn is 1 to 12 of them).
@@ -475,7 +468,9 @@ impl Session {
         if files.is_empty() {
             return Err("no capture has 60 lines".into());
         }
-        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9).wrapping_add(17));
+        let mut rng = Rng(snip_core::util::SplitMix64(
+            seed.wrapping_mul(0x9E37_79B9).wrapping_add(17),
+        ));
         let mut order: Vec<usize> = (0..sources.len()).collect();
         rng.shuffle(&mut order);
         let mut next_capture = 0;

@@ -8,11 +8,19 @@ pub struct Args {
     /// Print one JSON object instead of `NAME=value` lines.
     #[arg(long)]
     json: bool,
+    /// Print the rules instead, in execution order, from the core's rule table: one
+    /// line each, `id<TAB>stage<TAB>summary` (`--json`: an array of objects with
+    /// `id`, `stage`, `lossy`, `summary`).
+    #[arg(long)]
+    rules: bool,
 }
 
 /// Prints every resolved `SNIP_*` setting, one `NAME=value` per line. A bad value
 /// stops with a one-line error naming the variable (exit status 2).
 pub fn run(args: Args) -> Result<ExitCode> {
+    if args.rules {
+        return print_rules(args.json);
+    }
     let lookup = |k: &str| std::env::var(k).ok();
     let mut entries = crate::common::core_config()?.entries();
     let store =
@@ -31,5 +39,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let text: String = entries.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
         crate::common::print(text)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The rule table ([`snip_core::rules::REGISTRY`]), in execution order.
+fn print_rules(json: bool) -> Result<ExitCode> {
+    let stage = |s: snip_core::Stage| match s {
+        snip_core::Stage::Gate => "gate",
+        snip_core::Stage::Lossless => "lossless",
+        snip_core::Stage::Lossy => "lossy",
+    };
+    let rules = snip_core::rules::REGISTRY.iter();
+    let text = if json {
+        let list: Vec<serde_json::Value> = rules
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id.as_str(),
+                    "stage": stage(r.stage),
+                    "lossy": r.lossy,
+                    "summary": r.summary,
+                })
+            })
+            .collect();
+        format!("{}\n", serde_json::Value::Array(list))
+    } else {
+        rules
+            .map(|r| format!("{}\t{}\t{}\n", r.id, stage(r.stage), r.summary))
+            .collect()
+    };
+    crate::common::print(text)?;
     Ok(ExitCode::SUCCESS)
 }

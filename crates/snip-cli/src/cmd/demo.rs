@@ -226,13 +226,5 @@ fn cut(s: &str, n: usize) -> String {
 
 /// `12345` → `12,345`.
 fn group(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    snip_core::util::group_digits(n as u64)
 }

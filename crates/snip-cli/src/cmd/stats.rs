@@ -142,16 +142,7 @@ pub(crate) fn percent(p: f64) -> String {
 }
 
 /// `1234567` → `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let groups: Vec<&str> = digits
-        .as_bytes()
-        .rchunks(3)
-        .rev()
-        .map(|g| std::str::from_utf8(g).unwrap_or_default())
-        .collect();
-    groups.join(",")
-}
+pub(crate) use snip_core::util::group_digits as thousands;
 
 /// Parses `90s`, `30m`, `24h`, `7d`, `2w`.
 fn parse_duration(s: &str) -> Result<Duration> {

@@ -379,10 +379,7 @@ fn window(line: &[u8], at: Option<usize>, qlen: usize) -> String {
 
 fn truncate_on_char(s: &mut String, max: usize) {
     if s.len() > max {
-        let mut i = max;
-        while !s.is_char_boundary(i) {
-            i -= 1;
-        }
+        let i = snip_core::text::floor_char_boundary(s.as_bytes(), max);
         s.truncate(i);
     }
 }
