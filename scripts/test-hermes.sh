@@ -5,8 +5,10 @@
 #    from PyPI, pytest and maturin.
 # 2. Builds snip's wheel from python/ (maturin, release profile) and installs it into
 #    the venv, only when the sources changed since the last install.
-# 3. Runs tests/hermes/ with pytest; the tests make fresh HERMES_HOMEs and install and
-#    enable the plugin with Hermes's own CLI. The last line is pytest's summary.
+# 3. Builds the `snip` CLI (debug; a test runs `snip restore` through Hermes's terminal
+#    tool) and runs tests/hermes/ with pytest; the tests make fresh HERMES_HOMEs and
+#    install and enable the plugin with Hermes's own CLI. The last line is pytest's
+#    summary.
 #
 # Usage: scripts/test-hermes.sh [pytest args...]
 # Environment: SNIP_HERMES_VENV (venv path), HERMES_VERSION (default 0.19.0),
@@ -65,4 +67,6 @@ fi
 "$PY" -c 'import importlib.metadata as m, snip; print("hermes-agent", m.version("hermes-agent"), "| snip", snip.__version__)' >&2
 
 cd "$ROOT"
+cargo build --quiet --locked -p snip-cli
+export SNIP_BIN="$ROOT/target/debug/snip"
 exec "$PY" -m pytest tests/hermes -q -p no:cacheprovider "$@"

@@ -130,7 +130,8 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Home]:
     - ``pip``: the pip-installed plugin (entry point) enabled with
       ``hermes plugins enable snip``;
     - ``folder``: the plugin folder installed and enabled with
-      ``hermes plugins install <git url>#hermes-plugin --enable``;
+      ``hermes plugins install <git url>#python/hermes-plugin --enable`` (the
+      command docs/hermes.md gives; Hermes copies it to ``plugins/snip/``);
     - ``wide``: like ``pip``, with Hermes's ``tool_output.max_bytes`` raised to
       1,000,000 (set with ``hermes config set``) so snip sees whole outputs.
     """
@@ -146,12 +147,17 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Home]:
     hermes_cli(out["wide"].path, "config", "set", "tool_output.max_bytes", "1000000")
 
     # The plugin folder, served from a git repository as `hermes plugins install`
-    # expects (it clones).
+    # expects (it clones), at its path in snip's repository.
     repo = root / "plugin-repo"
-    shutil.copytree(REPO / "python" / "hermes-plugin", repo / "hermes-plugin")
+    shutil.copytree(REPO / "python" / "hermes-plugin", repo / "python" / "hermes-plugin")
     git = ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q", str(repo)], check=True)
     subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
     subprocess.run([*git, "-C", str(repo), "commit", "-qm", "plugin"], check=True)
-    hermes_cli(out["folder"].path, "plugins", "install", f"file://{repo}#hermes-plugin", "--enable")
+    hermes_cli(
+        out["folder"].path, "plugins", "install", f"file://{repo}#python/hermes-plugin", "--enable"
+    )
+    # Where docs/hermes.md says Hermes puts it.
+    installed = out["folder"].path / "plugins" / "snip"
+    assert (installed / "plugin.yaml").is_file() and (installed / "__init__.py").is_file()
     return out

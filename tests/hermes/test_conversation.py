@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import Home, hermes_cli
 from fake_llm import FakeLLM, tool_call
 from test_restore import CALL, ERROR_LINE, GENERATOR
@@ -217,7 +216,6 @@ def releases(requests: list[dict]) -> tuple[int, dict[str, str]]:
     return count, summaries
 
 
-@pytest.mark.skip(reason="written for the release rule but not yet run against Hermes 0.19.0")
 def test_long_session_releases_at_the_defaults_and_keeps_the_cache(
     homes: dict[str, Home],
 ) -> None:

@@ -7,12 +7,13 @@ Runs in the ``wide`` home (``tool_output.max_bytes: 1000000``): with Hermes's de
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Home, hermes_cli
+from conftest import REPO, Home, hermes_cli
 
 ERROR_LINE = "ERROR: disk quota exceeded while writing shard 4711 (errno 122)"
 SECRET = "sk-proj-" + "Q7f3Kx9Lm2Np8Rt5Vw1Yz4Bc6Df0Gh3Jk7Mn9Pq2St5Uv8Wx"
@@ -188,3 +189,38 @@ def test_originals_go_to_hermes_home_cache(homes: dict[str, Home], tmp_path: Pat
     )
     assert got["id"] in stored_files(user / ".hermes" / "cache" / "snip")
     assert not (tmp_path / "xdg").exists()
+
+
+def test_snip_restore_through_the_terminal_is_not_compressed_again(
+    homes: dict[str, Home], tmp_path: Path
+) -> None:
+    """`snip restore … --raw` run through Hermes's terminal tool: the restored lines
+    reach the model whole (over the budget, no new marker); the same bytes from
+    another command are compressed (so the check can fail)."""
+    snip_bin = os.environ.get("SNIP_BIN") or str(REPO / "target" / "debug" / "snip")
+    assert Path(snip_bin).is_file(), f"{snip_bin}: run scripts/test-hermes.sh (it builds it)"
+    script = tmp_path / "big.py"
+    script.write_text(GENERATOR)
+    home = homes["wide"]
+    store = str(home.path / "cache" / "snip")
+    first = home.run(f"COMMAND = {f'{sys.executable} {script}'!r}\n" + RUN, SNIP_STORE_DIR=store)
+    sid = CALL.search(first["output"]).group("id")
+    # One page holds the whole range (`--raw` prints one page of at most
+    # SNIP_RECOVERY_MAX_BYTES), which is over the budget (24,576 bytes).
+    call = f'snip_restore(id="{sid}", mode="lines", start=1, end=800)'
+    cmd = f"SNIP_RECOVERY_MAX_BYTES=65536 {snip_bin} restore '{call}' --raw"
+    restored = home.run(f"COMMAND = {cmd!r}\n" + RUN, SNIP_STORE_DIR=store)
+    want = "".join(original_text(script).splitlines(keepends=True)[:800])
+    assert 30_000 < len(want.encode()) < 65_536
+    assert restored["exit_code"] == 0, restored
+    got = restored["output"]
+    assert "[snip: " not in got, got[-600:]
+    # A bool, not `==` in the assert: pytest's diff of two 38 KB strings takes minutes.
+    same = got.rstrip("\n") == want.rstrip("\n")
+    assert same, (len(got), len(want), got[-300:])
+
+    same = tmp_path / "same.txt"
+    same.write_text(want)
+    cat = home.run(f"COMMAND = {f'cat {same}'!r}\n" + RUN, SNIP_STORE_DIR=store)
+    compressed = cat["output"]
+    assert "[snip: " in compressed and len(compressed.encode()) < len(want.encode()) - 10_000

@@ -204,8 +204,8 @@ def test_wrap_bash(env: Env, claude: str) -> None:
     failing = r["toolu_0_0"]
     assert failing.startswith("Exit code 101")
     assert PANIC_LINE in failing and "test tests::t_1717 ... FAILED" in failing
-    # `snip run` is a process of its own: its markers quote the MCP server's name.
-    assert "[snip: " in failing and "snip_restore(id=" in failing
+    # `snip run` is given the host's name for the restore tool by the PreToolUse hook.
+    assert "[snip: " in failing and "restore: mcp__snip__snip_restore(id=" in failing
     assert r["toolu_1_0"] == "Exit code 3\nhello"
 
 

@@ -44,6 +44,18 @@ def make_log(project: Path) -> Path:
     return log
 
 
+def make_big_log(project: Path) -> Path:
+    """A 300 KB log with one error line in the middle: over the size at which OpenCode
+    cuts a bash output itself (it keeps the end and saves the whole to a file whose
+    path its notice names); the plugin compresses the saved whole instead."""
+    lines = [f"2026-11-30T13:{i // 60 % 60:02d}:{i % 60:02d}Z INFO shard-{i % 16}: copied block {i} "
+             f"({i * 4096} bytes) checksum ok" for i in range(3600)]
+    lines.insert(1800, ERROR_LINE)
+    log = project / "big.log"
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
 def config(base_url: str) -> str:
     return json.dumps({
         "$schema": "https://opencode.ai/config.json",
@@ -64,19 +76,37 @@ def bash_restore(body: dict[str, Any]) -> dict[str, Any]:
             call = f'{RESTORE}(id="{a["id"]}", mode="lines", start={a["start"]}, end={a["end"]})'
             cmd = f"{os.environ['SNIP_BIN']} restore '{call}' --raw"
             return {"tool_calls": [{"name": "bash", "arguments": {"command": cmd, "description": "restore"}}]}
-    return {"text": "no marker found"}
+    return NO_MARKER
+
+
+#: What the model does when no marker is found (the session without snip): a harmless
+#: call, so the session goes on to its later steps.
+NO_MARKER = {"tool_calls": [{"name": "bash", "arguments": {"command": "echo no marker", "description": "none"}}]}
+
+
+def restore_from_marker(body: dict[str, Any]) -> dict[str, Any]:
+    """The model copies the first restore call of the newest result quoting one into a
+    call of OpenCode's restore tool."""
+    for text in reversed(list(tool_results(body).values())):
+        calls = restore_calls(text)
+        if calls:
+            return {"tool_calls": [{"name": RESTORE, "arguments": calls[0][1]}]}
+    return NO_MARKER
 
 
 def run_session(env: Env, opencode: str, *, install: bool) -> tuple[ScriptedModel, Path]:
     log = make_log(env.project)
+    big = make_big_log(env.project)
     subprocess.run(["git", "init", "-q", "."], cwd=env.project, check=True)
     turns: list[Any] = [
         {"tool_calls": [{"name": "bash", "arguments": {
             "command": "for i in $(seq 1 300); do printf 'step %d/300 building\\r' $i; done; echo; echo built",
             "description": "progress loop"}}]},
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"cat {log}", "description": "read the log"}}]},
-        {"restore_from_marker": {"tool": RESTORE}},
+        restore_from_marker,
         bash_restore,
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"cat {big}", "description": "read the big log"}}]},
+        restore_from_marker,
         {"text": "finished"},
     ]
     with ScriptedModel(turns, record=str(env.root / "requests.jsonl")) as model:
@@ -119,6 +149,15 @@ def test_session_with_snip(env: Env, opencode: str) -> None:
     assert "[snip: " not in raw and len(raw) > BUDGET
     first = calls[0][1]["start"]
     assert "".join(log.read_text().splitlines(keepends=True)[first - 1:first + 20]) in raw
+    # 300 KB: OpenCode cut it and saved the whole; the plugin compressed the whole, so
+    # the error line from the middle is visible and a restore returns its lines.
+    big_text = (env.project / "big.log").read_text()
+    big, big_restored = r[4], json.loads(r[5])
+    assert ERROR_LINE in big and "output truncated" not in big, big[:600]
+    assert len(big) < BUDGET + 1024 and f"restore: {RESTORE}(id=" in big
+    assert big_restored["status"] == "ok"
+    want = "".join(big_text.splitlines(keepends=True)[big_restored["start"] - 1:big_restored["end"]])
+    assert big_restored["content"] == want and want
 
 
 def test_session_without_snip_reaches_the_model_raw(env: Env, opencode: str) -> None:
@@ -128,3 +167,6 @@ def test_session_without_snip_reaches_the_model_raw(env: Env, opencode: str) -> 
     assert all("[snip: " not in v for v in r)
     assert "step 1/300 building" in r[0]
     assert r[1] == log.read_text() or r[1] == log.read_text().rstrip("\n")
+    # OpenCode's own cut: its notice, the end kept, the middle (and error line) gone.
+    assert r[4].startswith("...output truncated...\n\nFull output saved to: ")
+    assert ERROR_LINE not in r[4]

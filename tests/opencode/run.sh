@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Checks `snip install opencode` against the real OpenCode binary, in a temporary
-# project with its own HOME/XDG directories. Called by scripts/test-opencode.sh with
+# Checks `snip install opencode` and `snip uninstall opencode` in a temporary project
+# with its own HOME/XDG directories, next to the real OpenCode binary. Called by scripts/test-opencode.sh with
 # OPENCODE and SNIP_BIN set; prints one line per check and a closing summary.
 set -euo pipefail
 
 : "${OPENCODE:?path to the opencode binary}"
 : "${SNIP_BIN:?path to the snip binary}"
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -27,7 +26,6 @@ check() { # check NAME COMMAND...
         echo "FAIL - $name"; sed 's/^/       /' "$work/check.log" | tail -20; failed=$((failed + 1))
     fi
 }
-strip_ansi() { sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g'; }
 
 cat > opencode.jsonc <<'JSONC'
 {
@@ -45,22 +43,15 @@ check "snip install opencode --scope project" "$SNIP_BIN" install opencode --sco
 check "comments kept in opencode.jsonc" grep -q "comments must survive" opencode.jsonc
 check "second install changes nothing" bash -c "'$SNIP_BIN' install opencode --scope project | grep -q 'already installed'"
 
-mcp_list() { "$OPENCODE" mcp list 2>&1 | strip_ansi | tee "$work/mcp-list.txt"; }
-check "opencode mcp list: snip connected" bash -c "$(declare -f mcp_list strip_ansi); OPENCODE='$OPENCODE' work='$work' mcp_list | grep -E '✓ snip .*connected|snip.*connected'"
-check "opencode loads the plugin" bash -c "'$OPENCODE' debug config 2>/dev/null | grep -q '.opencode/plugin/snip.ts'"
-
-# The filter the plugin runs on every tool output.
-log="$REPO/fixtures/corpus/cargo-test-fail-notty.txt"
-check "plugin filter shortens a long output and marks it" bash -c "
-  out=\$('$SNIP_BIN' hook opencode --tool bash < '$log')
-  [ \${#out} -lt \$(wc -c < '$log') ] && grep -q '\[snip: ' <<<\"\$out\""
-check "plugin filter leaves a short output alone" bash -c "[ \"\$(printf 'ok\n' | '$SNIP_BIN' hook opencode --tool bash)\" = ok ]"
-check "ledger names the OpenCode tool" grep -q '"opencode:bash"' "$SNIP_STORE_DIR/ledger.jsonl"
+# That OpenCode loads the plugin (it rewrites a real bash output), connects to the MCP
+# server (it routes the model's restore call to it) and runs the filter is shown by
+# the live sessions of tests/live/test_opencode.py, which scripts/test-opencode.sh
+# runs next; the filter itself by crates/snip-cli/tests/hook_opencode.rs. Starting
+# OpenCode three more times here only to list the same things cost minutes of CI.
 
 check "snip uninstall opencode --scope project" "$SNIP_BIN" uninstall opencode --scope project
 check "opencode.jsonc restored byte for byte" cmp opencode.jsonc "$work/original.jsonc"
 check "plugin file removed" test ! -e .opencode/plugin/snip.ts
-check "opencode mcp list: snip gone" bash -c "! '$OPENCODE' mcp list 2>&1 | grep -q 'snip'"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

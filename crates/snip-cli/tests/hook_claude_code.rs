@@ -499,7 +499,10 @@ fn pre_tool_use_wraps_bash_without_approving_it() {
     assert_eq!(h["hookEventName"], "PreToolUse");
     assert!(h.get("permissionDecision").is_none());
     let cmd = h["updatedInput"]["command"].as_str().unwrap();
-    assert!(cmd.contains(" run -- bash -c 'cargo test 2>&1'"), "{cmd}");
+    assert!(
+        cmd.contains(" run --restore-tool mcp__snip__snip_restore -- bash -c 'cargo test 2>&1'"),
+        "{cmd}"
+    );
     // `&&` and redirections are not background jobs.
     let r = reply(
         &store,
@@ -579,4 +582,44 @@ fn a_store_that_cannot_keep_originals_is_told_once_per_session() {
         run(&payload("b"))["systemMessage"].is_string(),
         "a new session is told"
     );
+}
+
+/// The wrapped command, run as Claude Code runs it: `snip run`'s markers quote Claude
+/// Code's name for the restore tool, and the output stays within the budget with it.
+#[test]
+fn wrapped_commands_quote_the_hosts_restore_tool_within_the_budget() {
+    let (_d, store) = store_dir();
+    let original =
+        "for i in $(seq 1 6000); do echo \"row $i status=ok\"; done; echo 'ERROR: quota'; exit 4";
+    let r = reply(
+        &store,
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": original}}),
+    );
+    let cmd = r["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for budget in [1024usize, 1500, 2048, 4096] {
+        let out = Command::new("bash")
+            .args(["-c", &cmd])
+            .env("SNIP_STORE_DIR", &store)
+            .env("SNIP_MAX_BYTES", budget.to_string())
+            .env_remove("SNIP_RESTORE_TOOL")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(4));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("ERROR: quota"), "{text}");
+        assert!(
+            text.contains("restore: mcp__snip__snip_restore(id=\"sn_"),
+            "{text}"
+        );
+        assert!(!text.contains("restore: snip_restore("), "{text}");
+        assert!(
+            text.len() <= budget,
+            "{} bytes, budget {budget}",
+            text.len()
+        );
+    }
 }

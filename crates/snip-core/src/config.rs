@@ -40,6 +40,12 @@ pub struct Config {
     /// `SNIP_DIFF_MAX_BYTES` (default 4× the budget): a diff's own budget. Diffs up
     /// to it are returned byte-identical; over it they shorten by whole hunks only.
     pub diff_max_bytes: usize,
+    /// `SNIP_RESTORE_TOOL` (default `snip_restore`): the restore tool's name as the
+    /// host shows it to the model, quoted by every marker's restore call, e.g.
+    /// `mcp__snip__snip_restore` in Claude Code. Budgets count the marker as rendered
+    /// with this name. It is `snip_restore` or a prefix of ASCII letters, digits, `_`
+    /// and `-` ending in `_` followed by `snip_restore` (see [`crate::marker`]).
+    pub restore_tool: String,
 }
 
 /// Defaults, derived from [`DEFAULT_MAX_BYTES`].
@@ -72,6 +78,7 @@ impl Config {
             json_string_keep: 512,
             json_array_keep: 3,
             diff_max_bytes: max_bytes.saturating_mul(4),
+            restore_tool: crate::marker::RESTORE_TOOL.to_string(),
         }
     }
 
@@ -145,6 +152,17 @@ impl Config {
             "SNIP_DIFF_MAX_BYTES",
             "a whole number of bytes, e.g. 98304",
         )?;
+        if let Some(v) = lookup("SNIP_RESTORE_TOOL").filter(|v| !v.trim().is_empty()) {
+            let name = v.trim();
+            if !crate::marker::is_restore_tool_name(name) {
+                return Err(ConfigError::new(
+                    "SNIP_RESTORE_TOOL",
+                    &v,
+                    "snip_restore, or a prefix of letters, digits, _ and - ending in _ before it, e.g. mcp__snip__snip_restore",
+                ));
+            }
+            c.restore_tool = name.to_string();
+        }
         if c.repeat_min < 2 {
             return Err(ConfigError::new(
                 "SNIP_REPEAT_MIN",
@@ -187,6 +205,7 @@ impl Config {
             ("SNIP_JSON_STRING_KEEP", self.json_string_keep.to_string()),
             ("SNIP_JSON_ARRAY_KEEP", self.json_array_keep.to_string()),
             ("SNIP_DIFF_MAX_BYTES", self.diff_max_bytes.to_string()),
+            ("SNIP_RESTORE_TOOL", self.restore_tool.clone()),
         ]
     }
 }

@@ -199,24 +199,46 @@ impl RestoreCall {
         s
     }
 
-    /// [`RestoreCall::render`] appended to `s`.
+    /// [`RestoreCall::render`] appended to `s`. The call's name is the restore tool of
+    /// the [`crate::compress`] call in progress on this thread
+    /// ([`crate::Config::restore_tool`]), `snip_restore` outside one, so the sizes the
+    /// rules measure while they fit a budget are those of the markers as printed.
     pub fn render_into(&self, id: &str, s: &mut String) {
+        TOOL.with(|t| s.push_str(t.borrow().as_deref().unwrap_or(RESTORE_TOOL)));
         let _ = match self {
-            RestoreCall::Lines { start, end } => write!(
-                s,
-                "snip_restore(id=\"{id}\", mode=\"lines\", start={start}, end={end})"
-            ),
-            RestoreCall::Bytes { start, end } => write!(
-                s,
-                "snip_restore(id=\"{id}\", mode=\"bytes\", start={start}, end={end})"
-            ),
+            RestoreCall::Lines { start, end } => {
+                write!(s, "(id=\"{id}\", mode=\"lines\", start={start}, end={end})")
+            }
+            RestoreCall::Bytes { start, end } => {
+                write!(s, "(id=\"{id}\", mode=\"bytes\", start={start}, end={end})")
+            }
             RestoreCall::FieldBytes { field, start, end } => write!(
                 s,
-                "snip_restore(id=\"{id}\", mode=\"bytes\", field=\"{}\", start={start}, end={end})",
+                "(id=\"{id}\", mode=\"bytes\", field=\"{}\", start={start}, end={end})",
                 field.replace('\\', "\\\\").replace('"', "\\\"")
             ),
         };
     }
+}
+
+thread_local! {
+    /// The restore tool's name for calls rendered on this thread (`None`: the default).
+    static TOOL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with restore calls rendered under the name `tool` on this thread, then
+/// puts the previous name back (also when `f` panics).
+pub(crate) fn with_restore_tool<R>(tool: &str, f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<String>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            TOOL.with(|t| *t.borrow_mut() = prev);
+        }
+    }
+    let name = (tool != RESTORE_TOOL).then(|| tool.to_string());
+    let _reset = Reset(TOOL.with(|t| std::mem::replace(&mut *t.borrow_mut(), name)));
+    f()
 }
 
 /// The tool name every restore call ends with.
@@ -227,13 +249,20 @@ pub const RESTORE_TOOL: &str = "snip_restore";
 /// `mcp__snip__snip_restore`). `None` when `call` does not start with such a name.
 pub fn strip_call_name(call: &str) -> Option<&str> {
     let (name, rest) = call.split_once('(')?;
-    let prefix = name.strip_suffix(RESTORE_TOOL)?;
-    let ok = prefix.is_empty()
+    is_restore_tool_name(name).then_some(rest)
+}
+
+/// True when `name` is `snip_restore` or a host's name for it: a prefix of ASCII
+/// letters, digits, `_` and `-` ending in `_`, then `snip_restore`.
+pub fn is_restore_tool_name(name: &str) -> bool {
+    let Some(prefix) = name.strip_suffix(RESTORE_TOOL) else {
+        return false;
+    };
+    prefix.is_empty()
         || (prefix.ends_with('_')
             && prefix
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
-    ok.then_some(rest)
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
 }
 
 /// Appends `t` kept on one line: control characters become spaces.

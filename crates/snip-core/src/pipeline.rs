@@ -28,7 +28,11 @@ pub fn compress(input: &[u8], config: &Config, store: &mut dyn Retain) -> Outcom
     if !config.enabled || input.is_empty() {
         return Outcome::unchanged(input);
     }
-    match catch_unwind(AssertUnwindSafe(|| run(input, config, store, true))) {
+    // Markers quote the host's name for the restore tool, and are sized with it.
+    let run = || {
+        crate::marker::with_restore_tool(&config.restore_tool, || run(input, config, store, true))
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
         Ok(o) => o,
         Err(p) => {
             let msg = crate::util::panic_message(p.as_ref(), "internal error");

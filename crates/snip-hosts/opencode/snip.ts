@@ -12,11 +12,15 @@ const SNIP: string = process.env.SNIP_BIN || __SNIP_BIN__
 /** Tool outputs shorter than this many characters are passed through untouched. */
 const MIN_CHARS = 64
 
-/** The text the model should see for one tool output; the input on any failure. */
-async function filter(tool: string, text: string): Promise<string> {
+/** The text the model should see for one tool output; the input on any failure.
+ * `saved`: the file where OpenCode saved the whole output it cut (snip compresses
+ * that instead when the text starts with OpenCode's notice naming it). */
+async function filter(tool: string, text: string, saved?: string): Promise<string> {
   if (typeof text !== "string" || text.length < MIN_CHARS) return text
+  const args = [SNIP, "hook", "opencode", "--tool", tool]
+  if (typeof saved === "string" && saved.length > 0) args.push("--saved", saved)
   try {
-    const proc = Bun.spawn([SNIP, "hook", "opencode", "--tool", tool], {
+    const proc = Bun.spawn(args, {
       stdin: "pipe",
       stdout: "pipe",
       stderr: "ignore",
@@ -49,7 +53,9 @@ export const SnipPlugin = async () => ({
     if (input.tool.startsWith("snip_snip_")) return
     if (input.tool === "bash" && runsSnipRestore(input.args?.command)) return
     if (typeof output?.output === "string") {
-      output.output = await filter(input.tool, output.output)
+      // A bash output OpenCode cut names the file holding all of it.
+      const saved = output?.metadata?.truncated === true ? output.metadata.outputPath : undefined
+      output.output = await filter(input.tool, output.output, saved)
     } else if (Array.isArray(output?.content)) {
       // MCP tools: a list of content blocks; only text blocks are filtered.
       for (const block of output.content) {

@@ -46,6 +46,7 @@ pub fn respond(payload: &Value) -> Option<Value> {
 
 /// `PostToolUse`: the tool's output in its own shape, with long text compressed.
 pub fn post_tool_use(payload: &Value) -> Option<Value> {
+    engine::set_restore_tool(RESTORE_TOOL);
     let tool = payload.get("tool_name")?.as_str()?;
     if tool.starts_with(OWN_MCP_PREFIX) {
         return None;
@@ -151,7 +152,7 @@ fn shell_output(response: &Value, source: &str) -> Option<Value> {
 /// directory, a larger file) is "no persisted output" and the result stays as it is.
 /// The file is opened non-blocking (a FIFO put there after a check would otherwise
 /// block the open) and checked through the open handle.
-fn read_persisted(path: &str) -> Option<String> {
+pub(crate) fn read_persisted(path: &str) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -275,9 +276,13 @@ const STATEFUL_BUILTINS: &[&str] = &[
 
 /// `PreToolUse` for Bash (opt-in with `snip install claude-code --wrap-bash`): rewrites
 /// the command to run through `snip run` so failing commands and outputs over Claude
-/// Code's own cut are compressed too. Only `updatedInput` is set: the permission
-/// decision stays with the user's rules (it is never `allow`).
+/// Code's own cut are compressed too. `snip run` is given the restore tool's name as
+/// Claude Code shows it (`--restore-tool mcp__snip__snip_restore`, or
+/// `SNIP_RESTORE_TOOL` when set), so its markers quote the name the model can call.
+/// Only `updatedInput` is set: the permission decision stays with the user's rules
+/// (it is never `allow`).
 pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value> {
+    engine::set_restore_tool(RESTORE_TOOL);
     if payload.get("tool_name")?.as_str()? != "Bash" {
         return None;
     }
@@ -294,10 +299,17 @@ pub fn pre_tool_use(payload: &Value, snip_exe: &std::path::Path) -> Option<Value
         return None;
     }
     let exe = snip_exe.to_str()?;
-    let prefix = format!("{} run -- ", shell_quote(exe));
-    if command.starts_with(&prefix) {
+    if command.starts_with(&format!("{} run ", shell_quote(exe))) {
         return None;
     }
+    let tool = crate::common::core_config()
+        .map(|c| c.restore_tool)
+        .unwrap_or_else(|_| RESTORE_TOOL.to_string());
+    let prefix = format!(
+        "{} run --restore-tool {} -- ",
+        shell_quote(exe),
+        shell_quote(&tool)
+    );
     let mut updated = input.clone();
     updated.insert(
         "command".into(),
@@ -519,7 +531,7 @@ mod tests {
         assert!(h.get("permissionDecision").is_none());
         assert_eq!(
             h["updatedInput"]["command"],
-            "'/opt/snip bin/snip' run -- bash -c 'cargo test'"
+            "'/opt/snip bin/snip' run --restore-tool mcp__snip__snip_restore -- bash -c 'cargo test'"
         );
         assert_eq!(h["updatedInput"]["timeout"], 1000);
         assert_eq!(h["updatedInput"]["description"], "run tests");

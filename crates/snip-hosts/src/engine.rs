@@ -29,17 +29,12 @@ pub fn compress(input: &[u8], source: &str) -> Outcome {
 
 /// What every outcome of this process goes through before a host sees it: a store
 /// failure that left the output over `max_bytes` is remembered (see
-/// [`store_failure`]), and restore calls quoting the fresh id take the host's name for
-/// the restore tool (see [`set_restore_tool`]).
-fn finish(mut outcome: Outcome, max_bytes: usize) -> Outcome {
+/// [`store_failure`]).
+fn finish(outcome: Outcome, max_bytes: usize) -> Outcome {
     if let Some(Retention::Failed { reason }) = &outcome.retention {
         if outcome.output.len() > max_bytes {
             let _ = NOT_KEPT.set(reason.clone());
         }
-    }
-    if let (Some(tool), Some(Retention::Retained { id })) = (RESTORE_TOOL.get(), &outcome.retention)
-    {
-        outcome.output = name_restore_tool(&outcome.output, id, tool);
     }
     outcome
 }
@@ -59,40 +54,15 @@ pub fn store_failure() -> Option<&'static str> {
 static RESTORE_TOOL: OnceLock<&'static str> = OnceLock::new();
 
 /// Makes the markers of this process quote `tool` instead of `snip_restore`, e.g.
-/// `mcp__snip__snip_restore` in Claude Code. The first call wins.
+/// `mcp__snip__snip_restore` in Claude Code (the core renders it, so budgets count
+/// it). `SNIP_RESTORE_TOOL`, when set, wins. The first call wins.
 pub fn set_restore_tool(tool: &'static str) {
     let _ = RESTORE_TOOL.set(tool);
 }
 
-/// `output` with the restore calls that quote this outcome's store id renamed to
-/// `tool`, plain (`snip_restore(id="sn_…"`) and JSON-escaped (`snip_restore(id=\"sn_…\"`).
-/// Only calls naming this fresh id are touched, so text of the original that happens
-/// to quote other restore calls stays as it was.
-fn name_restore_tool(output: &[u8], id: &str, tool: &str) -> Vec<u8> {
-    let pairs = [
-        (
-            format!("snip_restore(id=\"{id}\""),
-            format!("{tool}(id=\"{id}\""),
-        ),
-        (
-            format!("snip_restore(id=\\\"{id}\\\""),
-            format!("{tool}(id=\\\"{id}\\\""),
-        ),
-    ];
-    let mut out = Vec::with_capacity(output.len() + 64);
-    let mut i = 0;
-    'scan: while i < output.len() {
-        for (from, to) in &pairs {
-            if output[i..].starts_with(from.as_bytes()) {
-                out.extend_from_slice(to.as_bytes());
-                i += from.len();
-                continue 'scan;
-            }
-        }
-        out.push(output[i]);
-        i += 1;
-    }
-    out
+/// The host's restore tool name set by [`set_restore_tool`], if any.
+pub(crate) fn host_restore_tool() -> Option<&'static str> {
+    RESTORE_TOOL.get().copied()
 }
 
 /// Compresses a UTF-8 string field. Returns `None` when nothing shrank or the output
@@ -143,33 +113,5 @@ pub fn stats() -> Value {
             json!({ "status": "unavailable", "note": "the store is off (SNIP_STORE=0)" })
         }
         StoreHandle::Unavailable(why) => json!({ "status": "unavailable", "note": why }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::name_restore_tool;
-
-    #[test]
-    fn renames_only_this_outcomes_calls() {
-        let out = concat!(
-            "a\n[snip: x · head-tail-elide · restore: snip_restore(id=\"sn_1\", mode=\"full\")]\n",
-            "\"[snip: y · json-fields · restore: snip_restore(id=\\\"sn_1\\\", mode=\\\"full\\\")]\"\n",
-            "quoted by the original: snip_restore(id=\"sn_2\", mode=\"full\")\n",
-        );
-        let got = String::from_utf8(name_restore_tool(
-            out.as_bytes(),
-            "sn_1",
-            "mcp__snip__snip_restore",
-        ))
-        .unwrap();
-        assert_eq!(
-            got,
-            concat!(
-                "a\n[snip: x · head-tail-elide · restore: mcp__snip__snip_restore(id=\"sn_1\", mode=\"full\")]\n",
-                "\"[snip: y · json-fields · restore: mcp__snip__snip_restore(id=\\\"sn_1\\\", mode=\\\"full\\\")]\"\n",
-                "quoted by the original: snip_restore(id=\"sn_2\", mode=\"full\")\n",
-            )
-        );
     }
 }

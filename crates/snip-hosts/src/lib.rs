@@ -36,8 +36,17 @@ pub use error::{Error, Result};
 
 /// Where the adapters read their settings.
 mod common {
-    /// The core configuration from `SNIP_*` environment variables (read on every call).
+    /// The core configuration from `SNIP_*` environment variables (read on every call),
+    /// with the host's name for the restore tool (see [`crate::engine::set_restore_tool`])
+    /// unless `SNIP_RESTORE_TOOL` names one.
     pub fn core_config() -> Result<snip_core::Config, snip_core::ConfigError> {
-        snip_core::Config::from_lookup(|k| std::env::var(k).ok())
+        let lookup = |k: &str| std::env::var(k).ok();
+        let mut c = snip_core::Config::from_lookup(lookup)?;
+        if let Some(tool) = crate::engine::host_restore_tool() {
+            if lookup("SNIP_RESTORE_TOOL").is_none_or(|v| v.trim().is_empty()) {
+                c.restore_tool = tool.to_string();
+            }
+        }
+        Ok(c)
     }
 }

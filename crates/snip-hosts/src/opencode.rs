@@ -19,6 +19,30 @@ pub const PLUGIN_TEMPLATE: &str = include_str!("../opencode/snip.ts");
 /// The line that marks a plugin file as snip's.
 pub const PLUGIN_MARKER: &str = "// snip-plugin: v";
 
+/// How OpenCode 1.18.33's bash tool starts an output it cut (it keeps the end and
+/// saves the whole output to a file): this, the file's path, then a blank line.
+pub const SAVED_NOTICE: &str = "...output truncated...\n\nFull output saved to: ";
+
+/// The whole output of a bash call OpenCode cut before the plugin ran: when `shown`
+/// (the text OpenCode passes the plugin) starts with [`SAVED_NOTICE`] naming `path`,
+/// the file at `path` as read by the Claude Code hook's persisted-output reader (a
+/// regular file of at most [`crate::claude_code::MAX_PERSISTED_BYTES`] bytes of
+/// UTF-8), and what OpenCode appended after the output (its `<shell_metadata>`
+/// block: a timeout, an abort), to be kept after the compressed whole. `None` when
+/// the notice is absent, names another file, or the file cannot be read: the shown
+/// text is then compressed as it is.
+pub fn saved_output(shown: &str, path: &str) -> Option<(String, String)> {
+    let rest = shown.strip_prefix(SAVED_NOTICE)?;
+    let rest = rest.strip_prefix(path)?.strip_prefix("\n\n")?;
+    let full = crate::claude_code::read_persisted(path)?;
+    const META: &str = "\n\n<shell_metadata>\n";
+    let suffix = match rest.rfind(META) {
+        Some(at) if rest.ends_with("</shell_metadata>") => rest[at..].to_string(),
+        _ => String::new(),
+    };
+    Some((full, suffix))
+}
+
 /// The files one scope edits.
 pub struct Paths {
     /// `opencode.jsonc` when it exists, else `opencode.json`.

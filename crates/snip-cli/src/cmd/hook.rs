@@ -28,6 +28,12 @@ pub enum Host {
         /// `opencode:<tool>`.
         #[arg(long, default_value = "tool")]
         tool: String,
+        /// The file where OpenCode saved the whole output it cut (its bash tool's
+        /// `metadata.outputPath`): compressed instead of the cut text on stdin when
+        /// that text starts with OpenCode's notice naming this file and the file is a
+        /// regular file of at most 32 MiB of UTF-8.
+        #[arg(long, value_name = "PATH")]
+        saved: Option<String>,
     },
 }
 
@@ -35,7 +41,7 @@ pub enum Host {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.host {
         Host::ClaudeCode => claude_code_hook(),
-        Host::Opencode { tool } => opencode_filter(&tool),
+        Host::Opencode { tool, saved } => opencode_filter(&tool, saved.as_deref()),
     }
 }
 
@@ -109,16 +115,37 @@ fn tell_once(
 /// installed as `snip`): the name markers quote in this host.
 const OPENCODE_RESTORE_TOOL: &str = "snip_snip_restore";
 
-/// Filters one OpenCode tool output. Invalid UTF-8, errors and panics echo the input.
-fn opencode_filter(tool: &str) -> Result<ExitCode> {
+/// Filters one OpenCode tool output (or, with `saved`, the whole output OpenCode cut;
+/// see [`snip_hosts::opencode::saved_output`]). Invalid UTF-8, errors and panics echo
+/// the input.
+fn opencode_filter(tool: &str, saved: Option<&str>) -> Result<ExitCode> {
     let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     std::io::stdin().lock().read_to_end(&mut input)?;
     let source = format!("opencode:{tool}");
     engine::set_restore_tool(OPENCODE_RESTORE_TOOL);
-    let output = std::panic::catch_unwind(|| engine::compress(&input, &source))
-        .ok()
-        .filter(|o| o.changed)
-        .map(|o| o.output);
+    let output = std::panic::catch_unwind(|| {
+        let whole = saved.and_then(|path| {
+            let shown = std::str::from_utf8(&input).ok()?;
+            snip_hosts::opencode::saved_output(shown, path)
+        });
+        // The whole output compressed, then what OpenCode appended; OpenCode's notice
+        // goes (nothing is cut any more). Only when that is no longer than what
+        // OpenCode showed (a diff is never shortened, a store failure allows lossless
+        // rules only): else the shown text, compressed as it is.
+        let from_whole = whole.and_then(|(full, suffix)| {
+            let o = engine::compress(full.as_bytes(), &source);
+            let mut out = o.output;
+            out.extend_from_slice(suffix.as_bytes());
+            (o.changed && out.len() <= input.len()).then_some(out)
+        });
+        from_whole.or_else(|| {
+            Some(engine::compress(&input, &source))
+                .filter(|o| o.changed)
+                .map(|o| o.output)
+        })
+    })
+    .ok()
+    .flatten();
     let mut out = std::io::stdout().lock();
     out.write_all(output.as_deref().unwrap_or(&input))?;
     out.flush()?;

@@ -22,22 +22,39 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Arguments of `snip run`.
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
+    /// The restore tool's name as the host shows it to the model, quoted by the
+    /// markers (e.g. `mcp__snip__snip_restore`); overrides `SNIP_RESTORE_TOOL`.
+    /// Claude Code's `--wrap-bash` hook passes it.
+    #[arg(long, value_name = "NAME", value_parser = restore_tool_name)]
+    pub restore_tool: Option<String>,
     /// The command and its arguments.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub command: Vec<String>,
+}
+
+/// Accepts `snip_restore` or a host's name for it (see `snip_core::marker`).
+fn restore_tool_name(s: &str) -> std::result::Result<String, String> {
+    if snip_core::marker::is_restore_tool_name(s) {
+        Ok(s.to_string())
+    } else {
+        Err("expected snip_restore or a host's name for it, e.g. mcp__snip__snip_restore".into())
+    }
 }
 
 /// Runs the command and prints its compressed, merged output.
 pub fn run(args: Args) -> Result<ExitCode> {
     // A bad setting must not stop the command from running (an agent's wrapped Bash
     // call would fail unexecuted): say so, and pass the output through.
-    let config = crate::common::core_config().unwrap_or_else(|e| {
+    let mut config = crate::common::core_config().unwrap_or_else(|e| {
         eprintln!("snip: {e:#}; running the command without compression");
         snip_core::Config {
             enabled: false,
             ..snip_core::Config::default()
         }
     });
+    if let Some(tool) = args.restore_tool {
+        config.restore_tool = tool;
+    }
     let (program, rest) = args
         .command
         .split_first()
