@@ -17,6 +17,7 @@ Python: a failure returns the original (``changed`` false, ``failed_open`` set).
 from __future__ import annotations
 
 import json
+import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ __all__ = [
     "native_available",
     "over_budget",
     "restore",
+    "runs_snip_restore",
 ]
 
 __version__: str = getattr(_native, "__version__", "0+unknown")
@@ -195,3 +197,23 @@ def compress_messages(messages: list[Any], **settings: Any) -> list[Any]:
     except ValueError:
         return messages
     return new if isinstance(new, list) else messages
+
+
+# Splits a shell command into words for `runs_snip_restore`.
+_WORD_SPLIT = re.compile(r"[\s;&|()`]+")
+
+
+def runs_snip_restore(command: Any) -> bool:
+    """True when a shell command runs ``snip restore`` (a word whose last path
+    component is ``snip``, quotes aside, followed by ``restore``), the rule of the
+    Claude Code hook and the OpenCode plugin. Its output is an original snip already
+    gave back: compressing it again would hide it behind a new marker. A false
+    positive only leaves an output as it is."""
+    if not isinstance(command, str) or "restore" not in command:
+        return False
+    words = [w.strip("'\"") for w in _WORD_SPLIT.split(command)]
+    words = [w for w in words if w]
+    return any(
+        nxt == "restore" and w.rsplit("/", 1)[-1] == "snip"
+        for w, nxt in zip(words, words[1:], strict=False)
+    )

@@ -48,25 +48,6 @@ _TRUNCATION_MARK = "[OUTPUT TRUNCATED - "
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-# Splits a shell command into words for `_runs_snip_restore`.
-_WORD_SPLIT = re.compile(r"[\s;&|()`]+")
-
-
-def _runs_snip_restore(command: Any) -> bool:
-    """True when a shell command runs ``snip restore`` (a word whose last path
-    component is ``snip``, quotes aside, followed by ``restore``), the rule of the
-    Claude Code hook and the OpenCode plugin. Its output is an original snip already
-    gave back: compressing it again would hide it behind a new marker. A false
-    positive only leaves an output as it is."""
-    if not isinstance(command, str) or "restore" not in command:
-        return False
-    words = [w.strip("'\"") for w in _WORD_SPLIT.split(command)]
-    words = [w for w in words if w]
-    return any(
-        nxt == "restore" and w.rsplit("/", 1)[-1] == "snip"
-        for w, nxt in zip(words, words[1:])
-    )
-
 
 def _fail_open(fn: _F) -> _F:
     """Wraps a callback so that any exception (a Rust panic surfacing as pyo3's
@@ -163,7 +144,7 @@ def transform_terminal_output(
 ) -> str | None:
     """``transform_terminal_output`` hook: the compressed output, or ``None``. The
     output of a ``snip restore`` command is never compressed again."""
-    if not isinstance(output, str) or not output or _runs_snip_restore(command):
+    if not isinstance(output, str) or not output or snip.runs_snip_restore(command):
         return None
     notice = _find_truncation(output)
     if notice is None:
@@ -207,7 +188,7 @@ def transform_tool_result(
     results (``snip_restore``, a ``snip restore`` command) are never compressed."""
     if tool_name == RESTORE_TOOL or not isinstance(result, str) or not result:
         return None
-    if isinstance(args, dict) and _runs_snip_restore(args.get("command")):
+    if isinstance(args, dict) and snip.runs_snip_restore(args.get("command")):
         return None
     over = snip.over_budget(result)
     if over is None or (tool_name not in PROCESS_TOOLS and not over):
