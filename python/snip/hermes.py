@@ -38,8 +38,7 @@ IDENTITY_KEYS = frozenset(
     {"command", "session_id", "id", "tool_call_id", "status", "path", "file_path", "url"}
 )
 
-# Hermes's own truncation notice, from tools/environments/base.py (bounded capture)
-# and tools/terminal_tool.py (final cap), e.g.
+# Hermes's truncation notice (tools/environments/base.py, tools/terminal_tool.py), e.g.
 # "\n\n... [OUTPUT TRUNCATED - 12,345 chars omitted out of 67,890 total] ...\n\n".
 _TRUNCATION_RE = re.compile(
     r"\n\n\.\.\. \[OUTPUT TRUNCATED - [0-9,]+ chars omitted out of [0-9,]+ total\] \.\.\.\n\n"
