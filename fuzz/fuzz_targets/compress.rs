@@ -4,7 +4,7 @@
 //! (the engine's own catch would hide one, so a failed-open call is a finding), never
 //! larger, the accounting invariant with every restore call answered by the store
 //! (`snip_testkit::check_accounting`), deterministic, idempotent, valid JSON stays
-//! valid JSON, a unified diff under `diff-protect` comes out byte-identical, and
+//! valid JSON, a unified diff under its diff budget comes out byte-identical, and
 //! memory bounded per input byte (checked by libFuzzer's `-rss_limit_mb`, and by
 //! `-malloc_limit_mb` per allocation, as scripts/fuzz.sh sets them).
 #![no_main]
@@ -28,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&b, input)) = data.split_first() else {
         return;
     };
-    let budget = 128 + (b as usize) * 64; // 128 B .. ~16 KiB
+    // The smallest budget a user can set (`SNIP_MAX_BYTES`, and every part of
+    // `compress_parts`) is `MIN_MAX_BYTES`; below it the kept last traceback end and
+    // salient lines may not fit, so idempotence is not promised there (pinned, ignored,
+    // in snip-testkit's `fuzz_found.rs`).
+    let budget = snip_core::config::MIN_MAX_BYTES + (b as usize) * 64; // 1 KiB .. ~17 KiB
     let cfg = Config::with_budget(budget);
     let s = &store().handle;
     let a = snip_store::compress_recorded(input, &cfg, s, "fuzz");
@@ -54,7 +58,12 @@ fuzz_target!(|data: &[u8]| {
             "valid JSON came out invalid"
         );
     }
-    if input.starts_with(b"diff --git ") && a.rules.iter().any(|r| r.id.to_string() == "diff-protect") {
+    // Under its own budget a diff comes back byte-identical; over it, it shortens by whole
+    // hunks (docs/contract.md), which the accounting check above covers.
+    if input.starts_with(b"diff --git ")
+        && input.len() <= cfg.diff_max_bytes
+        && a.rules.iter().any(|r| r.id.to_string() == "diff-protect")
+    {
         assert_eq!(a.output, input, "a diff was modified");
     }
 });
