@@ -49,6 +49,29 @@ if [ ${#flags[@]} -gt 0 ]; then
     export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }${flags[*]}"
     args=(--target "$host" ${args[@]+"${args[@]}"})
 fi
+# `--bin NAME` installs only the package that has that program (snip-cli: `snip`,
+# snip-bench: `snip-bench`); without it, both.
+wanted=""
+prev=""
+for a in ${args[@]+"${args[@]}"}; do
+    case "$prev:$a" in
+        --bin:*) wanted="$wanted $a" ;;
+    esac
+    case "$a" in
+        --bin=*) wanted="$wanted ${a#--bin=}" ;;
+    esac
+    prev="$a"
+done
 for crate in snip-cli snip-bench; do
+    if [ -n "$wanted" ]; then
+        case "$crate" in
+            snip-cli) bin=snip ;;
+            snip-bench) bin=snip-bench ;;
+        esac
+        case " $wanted " in
+            *" $bin "*) ;;
+            *) continue ;;
+        esac
+    fi
     cargo install --locked --path "crates/$crate" ${args[@]+"${args[@]}"}
 done
