@@ -211,24 +211,13 @@ impl Rewriter {
     }
 }
 
-/// Keeps originals in the store handle (as `snip_store::compress_recorded` does, but
+/// Keeps originals through [`StoreHandle::retention`] (as `snip_store::compress_recorded` does, but
 /// without its per-result ledger row: the proxy writes one row per request).
 struct StoreRetain<'a>(&'a StoreHandle);
 
 impl Retain for StoreRetain<'_> {
     fn retain(&mut self, original: &[u8]) -> Retention {
-        match self.0 {
-            StoreHandle::Open(s) => match s.put(original) {
-                Ok(id) => Retention::Retained { id },
-                Err(e) => Retention::Failed {
-                    reason: e.to_string(),
-                },
-            },
-            StoreHandle::Disabled => Retention::Off,
-            StoreHandle::Unavailable(why) => Retention::Failed {
-                reason: why.clone(),
-            },
-        }
+        self.0.retention(original)
     }
 }
 

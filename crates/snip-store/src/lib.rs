@@ -125,7 +125,9 @@ impl StoreHandle {
         }
     }
 
-    fn retention(&self, original: &[u8]) -> Retention {
+    /// Keeps `original` in the store when it is open: the [`Retention`] a marker may
+    /// cite (`Retained` only once the original is written), `Off` or `Failed` with why.
+    pub fn retention(&self, original: &[u8]) -> Retention {
         match self {
             StoreHandle::Open(s) => match s.put(original) {
                 Ok(id) => Retention::Retained { id },
