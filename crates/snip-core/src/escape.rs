@@ -135,6 +135,81 @@ pub fn strip(b: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// The terminal controls an input holds, found once so that the pipeline and the
+/// rules do not scan the input again for each question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Controls {
+    /// An ESC byte (an escape sequence, or a stray ESC).
+    pub escape: bool,
+    /// A backspace.
+    pub backspace: bool,
+    /// A `\r` not followed by `\n` (under a pseudo-terminal every line ends in `\r\n`).
+    pub lone_cr: bool,
+}
+
+impl Controls {
+    pub(crate) fn scan(input: &[u8]) -> Controls {
+        let (mut escape, mut backspace) = (false, false);
+        if let Some(i) = memchr::memchr2(0x1b, 0x08, input) {
+            let rest = &input[i + 1..];
+            if input[i] == 0x1b {
+                escape = true;
+                backspace = memchr::memchr(0x08, rest).is_some();
+            } else {
+                backspace = true;
+                escape = memchr::memchr(0x1b, rest).is_some();
+            }
+        }
+        let lone_cr = memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'));
+        Controls {
+            escape,
+            backspace,
+            lone_cr,
+        }
+    }
+
+    /// Controls that draw frames without an escape: a backspace or a lone `\r`.
+    pub(crate) fn frames(&self) -> bool {
+        self.backspace || self.lone_cr
+    }
+}
+
+/// Strips every escape of `b` in one pass (a line ending is never inside an escape,
+/// so lines stay where they were), or `None` as soon as one is an escape
+/// `terminal-render` interprets (cursor, erase, save/restore). Returns the text and
+/// the number of escapes removed.
+pub(crate) fn strip_unless_cursor(b: &[u8]) -> Option<(Vec<u8>, u64)> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut n = 0;
+    let mut i = 0;
+    while let Some(k) = next_esc(&b[i..]) {
+        out.extend_from_slice(&b[i..i + k]);
+        i += k;
+        // Most escapes in coloured output set colours (`ESC [ 1;31 m`): nothing to
+        // check for those beyond their bytes.
+        if let Some(len) = sgr_len(&b[i..]) {
+            i += len;
+            n += 1;
+            continue;
+        }
+        let mut len = escape_len(&b[i..]);
+        if b[i..i + len].iter().any(|&c| c == b'\n' || c == b'\r') {
+            // Never across a line ending: parse as the per-line strip would, with the
+            // line's content ending before its `\r\n` or `\n`.
+            let nl = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k);
+            let end = if b[nl - 1] == b'\r' { nl - 1 } else { nl };
+            len = escape_len(&b[i..end]).clamp(1, end - i);
+        }
+        if moves_cursor(&b[i..], len) {
+            return None;
+        }
+        i += len;
+        n += 1;
+    }
+    out.extend_from_slice(&b[i..]);
+    Some((out, n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

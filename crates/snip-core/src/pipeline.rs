@@ -10,10 +10,8 @@
 
 use crate::doc::{Doc, RawIndex};
 use crate::marker::{Marker, RestoreCall};
-use crate::rules::{
-    ansi_strip, diff_protect, head_tail_elide, json_fields, repeat_collapse, terminal_render,
-    traceback_keep,
-};
+use crate::rule::{Elide, Engine, GateRun, Gated, Pass, Stage, Streamed, Text, TextCounts};
+use crate::rules::{self, head_tail_elide};
 use crate::sparse;
 use crate::{Config, Outcome, Retain, Retention, RuleReport};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -57,98 +55,41 @@ pub(crate) fn compress_unreduced(input: &[u8], config: &Config) -> Outcome {
 }
 
 fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) -> Outcome {
-    if diff_protect::is_diff(input) {
-        // Under its own budget a diff is returned as it is; over it, it shortens by
-        // whole hunks only (every kept byte unchanged), or not at all.
-        if input.len() > config.diff_max_bytes {
-            let retention = store.retain(input);
-            if let Retention::Retained { id } = &retention {
-                if let Some(s) = diff_protect::hunks::shorten(input, config.diff_max_bytes, id) {
-                    return Outcome {
-                        changed: true,
-                        original_bytes: input.len(),
-                        rules: vec![diff_protect::report_shortened(&s)],
-                        output: s.output,
-                        retention: Some(retention),
-                        lossy: true,
-                        failed_open: None,
-                    };
-                }
-            }
-            let mut o = Outcome::unchanged(input);
-            o.rules.push(diff_protect::report(input.len()));
-            o.retention = Some(retention);
-            return o;
-        }
-        let mut o = Outcome::unchanged(input);
-        o.rules.push(diff_protect::report(input.len()));
-        return o;
-    }
-    let over = input.len() > config.max_bytes;
-    let mut retention: Option<Retention> = None;
-    if over {
-        retention = Some(store.retain(input));
-    }
-    let lossy_allowed = over && !matches!(retention, Some(Retention::Failed { .. }));
-
-    // JSON: its own rule; valid JSON never goes through the line rules (they would
-    // break it), except JSON Lines still over the budget after per-line elision, whose
-    // whole lines the text rules may then elide (line numbers are unchanged by it).
-    let mut json_lines: Option<(Vec<u8>, RuleReport)> = None;
-    if json_fields::looks_like_json(input) {
-        match json_fields::apply(
-            input,
-            config,
-            retained_id(&retention),
-            lossy_allowed,
-            &lossless_text,
-        ) {
-            Some(j) if j.output.len() < input.len() => {
-                let lossy = j.strings_elided + j.items_elided > 0;
-                let report = json_fields::report(&j);
-                // Only JSON Lines may be cut between lines: one document (with any
-                // whitespace, blank lines included, around it) stays whole.
-                if lossy_allowed && j.output.len() > config.max_bytes && j.json_lines {
-                    json_lines = Some((j.output, report));
-                } else {
-                    if retention.is_none() {
-                        retention = Some(store.retain(input));
-                    }
-                    return Outcome {
-                        changed: true,
-                        original_bytes: input.len(),
-                        output: j.output,
-                        rules: vec![report],
-                        retention,
-                        lossy,
-                        failed_open: None,
-                    };
-                }
-            }
-            _ if json_fields::is_json(input) => {
-                if lossy_allowed
-                    && input.len() > config.max_bytes
-                    && json_fields::is_json_lines(input)
-                {
-                    let o = json_lines_elided(input, input.to_vec(), None, config, retention);
-                    if o.output.len() < input.len() {
-                        return o;
-                    }
+    // The gates, in table order: the first that claims the input decides the call.
+    let mut g = GateRun {
+        input,
+        config,
+        store: &mut *store,
+        retention: None,
+    };
+    for rule in rules::in_stage(Stage::Gate) {
+        let Pass::Gate(gate) = rule.pass else {
+            continue;
+        };
+        match gate(&mut g) {
+            Gated::Continue => {}
+            Gated::Done(o) => return o,
+            Gated::ElideLines {
+                text,
+                report,
+                or_unchanged,
+            } => {
+                let o = json_lines_elided(input, text, report, config, g.retention.take());
+                if or_unchanged && o.output.len() >= input.len() {
                     return Outcome {
                         retention: o.retention,
                         ..Outcome::unchanged(input)
                     };
                 }
-                let mut o = Outcome::unchanged(input);
-                o.retention = retention;
                 return o;
             }
-            _ => {}
         }
     }
-    if let Some((text, report)) = json_lines {
-        return json_lines_elided(input, text, Some(report), config, retention);
-    }
+    // Over the budget the original is offered to the store before the lossy rules
+    // (their markers need its id; a failed store means lossless only).
+    g.retain_if_over();
+    let lossy_allowed = g.lossy_allowed();
+    let mut retention = g.retention.take();
 
     // Far over the budget: only the pieces the output can show go through the rules.
     let reduced = if may_reduce && lossy_allowed && input.len() >= sparse::min_bytes(config) {
@@ -165,9 +106,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     let line_starts = l.line_starts;
     let mut doc = l.doc;
     doc.footer.extend(Marker::lossless_footer(
-        l.frames,
-        l.backspaces,
-        l.escapes,
+        l.counts.frames,
+        l.counts.backspaces,
+        l.counts.escapes,
         Some(RestoreCall::Bytes {
             start: 0,
             end: input.len() as u64,
@@ -186,21 +127,22 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             Some(s) => RawIndex::from_starts(s, input.len()),
             None => RawIndex::new(input),
         });
-        let (tf, tl) = traceback_keep::apply(&mut doc, config, raw);
-        if let Some(report) = traceback_keep::report(tf, tl) {
-            lossy = true;
-            rules.push(report);
-            size = doc.size();
-        }
-        if size > config.max_bytes {
-            if let Some(s) = elide_within_budget(&mut doc, config, raw, l.raw_offsets, true) {
-                size = s;
+        let mut e = Elide {
+            doc: &mut doc,
+            config,
+            raw,
+            raw_offsets: l.raw_offsets,
+            size,
+        };
+        for rule in rules::in_stage(Stage::Lossy) {
+            if let Pass::Lossy(pass) = rule.pass {
+                if let Some(report) = pass(&mut e) {
+                    lossy = true;
+                    rules.push(report);
+                }
             }
         }
-        if let Some(report) = head_tail_elide::report(&doc) {
-            lossy = true;
-            rules.push(report);
-        }
+        size = e.size;
     }
     if rules.is_empty() {
         let mut o = Outcome::unchanged(input);
@@ -215,7 +157,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             // footer outweighs what rendering saved: rendered without a footer (what a
             // terminal shows; docs/contract.md, guarantee 3), so glued frames never
             // reach the model. Only when nothing was elided.
-            if !lossy && l.frames > 0 {
+            if !lossy && l.counts.frames > 0 {
                 doc.footer.clear();
                 if doc.size() < input.len() {
                     return Outcome {
@@ -280,7 +222,7 @@ fn json_lines_elided(
     let mut cfg = config.clone();
     let doc = loop {
         let mut doc = Doc::from_raw(&text);
-        let size = elide_within_budget(&mut doc, &cfg, &raw, false, false);
+        let size = head_tail_elide::within_budget(&mut doc, &cfg, &raw, false, false);
         let quoting = json_quoting_bytes(&doc);
         let fits = size.is_none_or(|n| n + quoting <= config.max_bytes);
         if fits || cfg.max_bytes < config.max_bytes {
@@ -301,49 +243,6 @@ fn json_lines_elided(
     }
 }
 
-/// Runs `head-tail-elide`, shrinking head and tail when markers and the footer push
-/// the result over the budget (so that a second pass finds nothing to elide).
-/// Returns the document's new size ([`Doc::size`]), or `None` when nothing was elided.
-fn elide_within_budget(
-    doc: &mut Doc<'_>,
-    config: &Config,
-    raw: &RawIndex,
-    raw_offsets: bool,
-    cut_lines: bool,
-) -> Option<usize> {
-    let mut cfg = config.clone();
-    for attempt in 0..8 {
-        if attempt == 7 {
-            // Markers alone fill a tiny budget: keep only them.
-            cfg.head_bytes = 0;
-            cfg.tail_bytes = 0;
-            cfg.salient_bytes = 0;
-        }
-        // The rule changes lines and markers, never the buffer: trials share it, and
-        // read the same lines (each trial's result is a new, shorter list).
-        let mut trial = Doc {
-            buf: std::borrow::Cow::Borrowed(&doc.buf),
-            lines: Vec::new(),
-            markers: doc.markers.clone(),
-            footer: doc.footer.clone(),
-        };
-        if !head_tail_elide::apply_from(&mut trial, &doc.lines, &cfg, raw, raw_offsets, cut_lines) {
-            continue;
-        }
-        let size = trial.size();
-        if size <= config.max_bytes || attempt == 7 {
-            doc.lines = trial.lines;
-            doc.markers = trial.markers;
-            return Some(size);
-        }
-        let over = size - config.max_bytes + 16;
-        cfg.head_bytes = cfg.head_bytes.saturating_sub(over / 2 + 1);
-        cfg.tail_bytes = cfg.tail_bytes.saturating_sub(over / 2 + 1);
-        cfg.salient_bytes = cfg.salient_bytes.saturating_sub(over);
-    }
-    None
-}
-
 /// What the lossless text rules (`terminal-render`, `ansi-strip`, `repeat-collapse`)
 /// made of a text.
 pub(crate) struct Lossless<'a> {
@@ -351,29 +250,22 @@ pub(crate) struct Lossless<'a> {
     /// Line contents still sit at their original byte offsets (nothing rendered or
     /// stripped), so elision markers can quote byte ranges directly.
     pub raw_offsets: bool,
-    pub frames: u64,
-    pub backspaces: u64,
-    pub escapes: u64,
-    pub runs: u64,
-    pub repeated: u64,
+    /// What the rules counted.
+    pub counts: TextCounts,
     /// Every line start of the input, when the renderer collected them on its way
     /// (see [`RawIndex::from_starts`]); `None` otherwise.
     pub line_starts: Option<Vec<usize>>,
 }
 
 impl Lossless<'_> {
-    /// Whether any lossless rule changed the text (what the receipt rows and the
-    /// footer report).
-    fn changed(&self) -> bool {
-        self.frames > 0 || self.backspaces > 0 || self.escapes > 0 || self.runs > 0
-    }
-
-    /// The receipt rows of the rules that changed something, each built by its rule.
+    /// The receipt rows of the rules that changed something, each built by its rule,
+    /// in table order.
     fn reports(&self) -> Vec<RuleReport> {
-        terminal_render::report(self.frames, self.backspaces)
-            .into_iter()
-            .chain(ansi_strip::report(self.escapes))
-            .chain(repeat_collapse::report(self.runs, self.repeated))
+        rules::in_stage(Stage::Lossless)
+            .filter_map(|r| match r.pass {
+                Pass::Lossless { report, .. } => report(&self.counts),
+                _ => None,
+            })
             .collect()
     }
 }
@@ -381,75 +273,36 @@ impl Lossless<'_> {
 /// The lossless text rules on `input`, a piece of an original whose first line is
 /// original line `first_line` (0-based).
 pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
-    // What needs rendering is found once: frame controls (`\r`, backspace) or escapes.
-    let controls = terminal_render::Controls::scan(input);
-    let (escapes_seen, frame_controls) = (controls.escape, controls.frames());
-    // Escapes without frame controls: strip them in one pass unless one of them moves
-    // the cursor (then the terminal emulator renders, as below).
-    if escapes_seen && !frame_controls {
-        if let Some((text, escapes)) = ansi_strip::strip_unless_cursor(input) {
-            let lines = Doc::from_raw_at(&text, first_line).lines;
-            let mut doc = Doc {
-                buf: std::borrow::Cow::Owned(text),
-                lines,
-                markers: Vec::new(),
-                footer: Vec::new(),
-            };
-            let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
-            return Lossless {
-                doc,
-                raw_offsets: escapes == 0,
-                frames: 0,
-                backspaces: 0,
-                escapes,
-                runs,
-                repeated,
-                line_starts: None,
-            };
+    // Line starts are collected for an input that may need lossy markers.
+    let want_starts = first_line == 0 && input.len() > config.max_bytes;
+    lossless_in(Engine::Memory, input, first_line, config, want_starts)
+}
+
+/// The lossless rules that run in `engine` on `input`, in table order: all of them in
+/// memory; on the stream, those it runs per window ([`Streamed::PerWindow`]), with
+/// escapes stripped line by line.
+pub(crate) fn lossless_in<'a>(
+    engine: Engine,
+    input: &'a [u8],
+    first_line: u32,
+    config: &Config,
+    want_starts: bool,
+) -> Lossless<'a> {
+    let mut t = Text::new(input, first_line, want_starts);
+    t.strip_whole = engine == Engine::Memory;
+    for rule in rules::in_stage(Stage::Lossless) {
+        if let Pass::Lossless { apply, .. } = rule.pass {
+            if engine == Engine::Memory || matches!(rule.stream, Streamed::PerWindow) {
+                apply(&mut t, config);
+            }
         }
     }
-    // Here the input holds a frame control or a cursor escape, or neither escapes nor
-    // frame controls (nothing to render).
-    // Line starts are collected for an input that may need lossy markers.
-    let starts = first_line == 0 && input.len() > config.max_bytes;
-    let rendered = if escapes_seen || frame_controls {
-        terminal_render::render_applicable(input, first_line, controls, starts)
-    } else {
-        None
-    };
-    let (mut doc, raw_offsets, frames, backspaces, mut escapes, line_starts) = match rendered {
-        Some(r) => (
-            r.doc,
-            false,
-            r.frames_removed,
-            r.backspaces_removed,
-            r.escapes_removed,
-            r.line_starts,
-        ),
-        None => {
-            let doc = Doc::from_raw_at(input, first_line);
-            // Nothing rendered: the lines start where the input's lines do (a last
-            // start at the input's end, after a final `\n`, is implied).
-            let starts = starts.then(|| RawIndex::starts_of(&doc.lines));
-            (doc, true, 0, 0, 0, starts)
-        }
-    };
-    let stripped = if escapes_seen {
-        ansi_strip::apply(&mut doc)
-    } else {
-        0
-    };
-    escapes += stripped;
-    let (runs, repeated) = repeat_collapse::apply(&mut doc, config);
+    t.doc();
     Lossless {
-        doc,
-        raw_offsets: raw_offsets && stripped == 0,
-        frames,
-        backspaces,
-        escapes,
-        runs,
-        repeated,
-        line_starts,
+        doc: t.doc.take().expect("read above"),
+        raw_offsets: t.raw_offsets,
+        counts: t.counts,
+        line_starts: t.line_starts,
     }
 }
 
@@ -458,12 +311,13 @@ pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) ->
 /// `lossless` (they carry no store id).
 pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
     let mut l = lossless(input, 0, config);
-    if !l.changed() {
+    if !l.counts.changed() {
         return None;
     }
+    let (frames, backspaces) = (l.counts.frames, l.counts.backspaces);
     l.doc
         .footer
-        .extend(Marker::lossless_footer(l.frames, l.backspaces, 0, None));
+        .extend(Marker::lossless_footer(frames, backspaces, 0, None));
     let out = l.doc.render(None);
     (out.len() < input.len()).then_some(out)
 }

@@ -93,3 +93,281 @@ pub enum Stage {
     /// (or the store turned off).
     Lossy,
 }
+
+/// The engine a text goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// The whole input in memory ([`crate::compress`], and its reduced path).
+    Memory,
+    /// Bounded windows of a stream ([`crate::stream`]).
+    Stream,
+}
+
+/// How a rule takes part in the streaming engine ([`crate::stream`]), which cannot hold
+/// the whole input: the documented differences from the in-memory pipeline, per rule.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Streamed {
+    /// A gate: a stream whose first window this predicate accepts is passed through
+    /// byte for byte (eliding lines would change a diff or break a JSON document).
+    PassThrough(fn(&[u8]) -> bool),
+    /// Runs on each window as in memory (a lossless text rule).
+    PerWindow,
+    /// Done by the stream's own bounded selector, across windows (`repeat-collapse`
+    /// over the whole stream, `head-tail-elide` with a ring for the tail).
+    AcrossWindows,
+    /// Does not run on a stream.
+    Skipped,
+}
+
+/// What a rule does in the in-memory pipeline ([`crate::compress`]): one function per
+/// stage, called by the pipeline in table order.
+#[derive(Clone, Copy)]
+pub(crate) enum Pass {
+    /// Looks at the whole input first; [`Gated::Continue`] lets the next rule look.
+    Gate(fn(&mut GateRun<'_>) -> Gated),
+    /// Rewrites the working text without removing information; `report` builds the
+    /// rule's receipt row from what the pass counted.
+    Lossless {
+        /// Runs on the text (reads it into a document first when needed).
+        apply: fn(&mut Text<'_>, &crate::Config),
+        /// The receipt row from what the stage counted, `None` when the rule
+        /// changed nothing.
+        report: fn(&TextCounts) -> Option<crate::RuleReport>,
+    },
+    /// Removes information from the working document above the budget; returns the
+    /// rule's receipt row when it removed something.
+    Lossy(fn(&mut Elide<'_, '_>) -> Option<crate::RuleReport>),
+}
+
+impl fmt::Debug for Pass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Pass::Gate(_) => "Gate",
+            Pass::Lossless { .. } => "Lossless",
+            Pass::Lossy(_) => "Lossy",
+        })
+    }
+}
+
+/// A gate's view of one call: the input, the configuration and the store, asked at
+/// most once ([`GateRun::retain_if_over`], [`GateRun::retain`]).
+pub(crate) struct GateRun<'a> {
+    pub input: &'a [u8],
+    pub config: &'a crate::Config,
+    pub store: &'a mut dyn crate::Retain,
+    /// What the store said, once asked.
+    pub retention: Option<crate::Retention>,
+}
+
+impl GateRun<'_> {
+    /// The input is over the budget (`max_bytes`).
+    pub fn over(&self) -> bool {
+        self.input.len() > self.config.max_bytes
+    }
+
+    /// Offers the original to the store when the input is over the budget (lossy
+    /// markers need its id), once.
+    pub fn retain_if_over(&mut self) {
+        if self.retention.is_none() && self.over() {
+            self.retain();
+        }
+    }
+
+    /// Offers the original to the store, once.
+    pub fn retain(&mut self) -> &crate::Retention {
+        if self.retention.is_none() {
+            self.retention = Some(self.store.retain(self.input));
+        }
+        self.retention.as_ref().expect("set above")
+    }
+
+    /// Over the budget with a retained original (or the store off): lossy rules may run.
+    pub fn lossy_allowed(&self) -> bool {
+        self.over() && !matches!(self.retention, Some(crate::Retention::Failed { .. }))
+    }
+
+    /// The retained id, when the original is in the store.
+    pub fn retained_id(&self) -> Option<&str> {
+        match &self.retention {
+            Some(crate::Retention::Retained { id }) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The input unchanged, with what the store said (when it was asked).
+    pub fn unchanged(&mut self) -> crate::Outcome {
+        let mut o = crate::Outcome::unchanged(self.input);
+        o.retention = self.retention.take();
+        o
+    }
+}
+
+/// What a gate decided.
+pub(crate) enum Gated {
+    /// Not this rule's input: the next rule looks.
+    Continue,
+    /// The call's result.
+    Done(crate::Outcome),
+    /// JSON Lines still over the budget: the pipeline elides whole lines of `text`
+    /// (what the gate made of the input, with its receipt row when it changed it).
+    /// With `or_unchanged`, an output that is not smaller gives the input unchanged.
+    ElideLines {
+        text: Vec<u8>,
+        report: Option<crate::RuleReport>,
+        or_unchanged: bool,
+    },
+}
+
+/// The working text of the lossless stage: a piece of an original (its first line is
+/// original line `first_line`, 0-based) read into a document by the first rule that
+/// needs one, and what each rule counted.
+pub(crate) struct Text<'a> {
+    pub input: &'a [u8],
+    pub first_line: u32,
+    /// The terminal controls the input holds, found once.
+    pub controls: crate::escape::Controls,
+    /// Collect the input's line starts while reading it (for lossy markers).
+    pub want_starts: bool,
+    pub doc: Option<crate::doc::Doc<'a>>,
+    /// Line contents still sit at their original byte offsets (nothing rendered or
+    /// stripped), so elision markers can quote byte ranges directly.
+    pub raw_offsets: bool,
+    /// Every escape is already stripped (the text was read without them).
+    pub escapes_stripped: bool,
+    /// Escapes may be stripped from the whole text in one pass when none moves the
+    /// cursor (the in-memory engine). Off on the stream, whose windows are stripped
+    /// line by line, so a window's last line keeps its shape.
+    pub strip_whole: bool,
+    /// What the rules counted.
+    pub counts: TextCounts,
+    /// Every line start of the input, when collected (see
+    /// [`crate::doc::RawIndex::from_starts`]).
+    pub line_starts: Option<Vec<usize>>,
+}
+
+impl<'a> Text<'a> {
+    /// The text of `input` before any rule ran.
+    pub fn new(input: &'a [u8], first_line: u32, want_starts: bool) -> Self {
+        Text {
+            input,
+            first_line,
+            controls: crate::escape::Controls::scan(input),
+            want_starts,
+            doc: None,
+            raw_offsets: true,
+            escapes_stripped: false,
+            strip_whole: true,
+            counts: TextCounts::default(),
+            line_starts: None,
+        }
+    }
+
+    /// The working document, read from the input as it is when no rule has read it yet.
+    pub fn doc(&mut self) -> &mut crate::doc::Doc<'a> {
+        if self.doc.is_none() {
+            let doc = crate::doc::Doc::from_raw_at(self.input, self.first_line);
+            // Nothing rendered: the lines start where the input's lines do (a last
+            // start at the input's end, after a final `\n`, is implied).
+            if self.want_starts {
+                self.line_starts = Some(crate::doc::RawIndex::starts_of(&doc.lines));
+            }
+            self.doc = Some(doc);
+        }
+        self.doc.as_mut().expect("set above")
+    }
+}
+
+/// What the lossless rules counted on one text (each rule's receipt row is built
+/// from these). The engines add the counts of the pieces of one input together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TextCounts {
+    /// Redrawn frames `terminal-render` removed.
+    pub frames: u64,
+    /// Backspace controls `terminal-render` rendered away.
+    pub backspaces: u64,
+    /// Escape sequences removed (by the renderer or by `ansi-strip`).
+    pub escapes: u64,
+    /// Runs of identical lines `repeat-collapse` collapsed, and the lines it removed.
+    pub runs: u64,
+    pub repeated: u64,
+    /// Any other lossless rule's counts, by rule and count name (see
+    /// [`TextCounts::add`]): a new rule counts here without a field of its own.
+    pub more: Vec<(RuleId, &'static str, u64)>,
+}
+
+impl TextCounts {
+    /// Whether any lossless rule changed the text.
+    pub fn changed(&self) -> bool {
+        self.frames > 0
+            || self.backspaces > 0
+            || self.escapes > 0
+            || self.runs > 0
+            || self.more.iter().any(|m| m.2 > 0)
+    }
+
+    /// Adds `n` to rule `rule`'s count `name` (kept in [`TextCounts::more`]).
+    pub fn add(&mut self, rule: RuleId, name: &'static str, n: u64) {
+        match self.more.iter_mut().find(|m| m.0 == rule && m.1 == name) {
+            Some(m) => m.2 += n,
+            None => self.more.push((rule, name, n)),
+        }
+    }
+
+    /// Rule `rule`'s count `name` (0 when it never counted).
+    #[cfg_attr(not(test), allow(dead_code))] // for a rule that counts in `more`
+    pub fn get(&self, rule: RuleId, name: &str) -> u64 {
+        self.more
+            .iter()
+            .find(|m| m.0 == rule && m.1 == name)
+            .map_or(0, |m| m.2)
+    }
+
+    /// Adds another piece's counts to these.
+    pub fn merge(&mut self, other: &TextCounts) {
+        self.frames += other.frames;
+        self.backspaces += other.backspaces;
+        self.escapes += other.escapes;
+        self.runs += other.runs;
+        self.repeated += other.repeated;
+        for &(rule, name, n) in &other.more {
+            self.add(rule, name, n);
+        }
+    }
+}
+
+/// The lossy stage's view: the working document above the budget, the original's line
+/// index, and the document's rendered size (kept up to date by the rules).
+pub(crate) struct Elide<'d, 'a> {
+    pub doc: &'d mut crate::doc::Doc<'a>,
+    pub config: &'d crate::Config,
+    pub raw: &'d crate::doc::RawIndex<'d>,
+    /// See [`Text::raw_offsets`].
+    pub raw_offsets: bool,
+    /// [`crate::doc::Doc::size`] of `doc`.
+    pub size: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts in `more` add up by rule and name, across pieces, and count as a change.
+    #[test]
+    fn more_counts_add_up_by_rule_and_name() {
+        let mut a = TextCounts::default();
+        assert!(!a.changed());
+        a.add(RuleId::RepeatCollapse, "x", 0);
+        assert!(!a.changed());
+        a.add(RuleId::RepeatCollapse, "x", 2);
+        a.add(RuleId::AnsiStrip, "x", 5);
+        let mut b = TextCounts::default();
+        b.add(RuleId::RepeatCollapse, "x", 3);
+        b.frames = 1;
+        a.merge(&b);
+        assert!(a.changed());
+        assert_eq!(a.get(RuleId::RepeatCollapse, "x"), 5);
+        assert_eq!(a.get(RuleId::AnsiStrip, "x"), 5);
+        assert_eq!(a.get(RuleId::AnsiStrip, "y"), 0);
+        assert_eq!(a.frames, 1);
+    }
+}

@@ -30,7 +30,7 @@
 use crate::doc::{Doc, Eol, Line, RawIndex};
 use crate::marker::{Marker, RestoreCall};
 use crate::pipeline::{lossless, Lossless};
-use crate::rule::RuleId;
+use crate::rule::{RuleId, TextCounts};
 use crate::salience::{self, shape, ISLAND_LINE_MAX};
 use crate::Config;
 use std::collections::HashSet;
@@ -250,11 +250,7 @@ impl Joined {
         let text = Lossless {
             doc: Doc::owned(head.doc.buf.len() * 2),
             raw_offsets: false,
-            frames: 0,
-            backspaces: 0,
-            escapes: 0,
-            runs: 0,
-            repeated: 0,
+            counts: TextCounts::default(),
             line_starts: None,
         };
         let mut j = Joined { text, eol };
@@ -265,11 +261,7 @@ impl Joined {
     /// Appends a piece's lines, markers and counts.
     fn append(&mut self, piece: Lossless<'_>) {
         let t = &mut self.text;
-        t.frames += piece.frames;
-        t.backspaces += piece.backspaces;
-        t.escapes += piece.escapes;
-        t.runs += piece.runs;
-        t.repeated += piece.repeated;
+        t.counts.merge(&piece.counts);
         let buf = t.doc.buf.to_mut();
         let off = buf.len();
         buf.extend_from_slice(&piece.doc.buf);

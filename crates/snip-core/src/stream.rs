@@ -29,10 +29,12 @@
 //! per-entry cap. Memory: about `WINDOW` × 4 + `max_bytes` + the longest line, with a
 //! line cut every [`LINE_CUT`] bytes.
 
-use crate::doc::{Doc, Eol, RawIndex};
+use crate::doc::{Eol, RawIndex};
 use crate::marker::{Marker, Recovery, RestoreCall};
+use crate::pipeline::lossless_in;
 use crate::rule::RuleId;
-use crate::rules::{ansi_strip, diff_protect, json_fields, terminal_render};
+use crate::rule::{Engine, Pass, Streamed, TextCounts};
+use crate::rules::{self, terminal_render};
 use crate::salience::{self, shape, ISLAND_LINE_MAX};
 use crate::Config;
 use std::collections::VecDeque;
@@ -105,9 +107,8 @@ pub struct StreamCompressor {
     /// written next starts a new line first.
     open_line: bool,
     eol: Option<Eol>,
-    frames: u64,
-    backspaces: u64,
-    escapes: u64,
+    /// What the per-window rules counted, over the whole stream.
+    counts: TextCounts,
     total: u64,
     /// A repeat marker was written.
     repeated: bool,
@@ -158,9 +159,7 @@ impl StreamCompressor {
             after: 0,
             open_line: false,
             eol: None,
-            frames: 0,
-            backspaces: 0,
-            escapes: 0,
+            counts: TextCounts::default(),
             total: 0,
             repeated: false,
             elided: false,
@@ -249,22 +248,28 @@ impl StreamCompressor {
             }
             Phase::Verbatim => return Ok(passed_through),
         }
-        if let Some(m) = Marker::lossless_footer(self.frames, self.backspaces, self.escapes, None) {
+        let c = &self.counts;
+        if let Some(m) = Marker::lossless_footer(c.frames, c.backspaces, c.escapes, None) {
             out.write_all(m.render(None).as_bytes())?;
             out.write_all(self.eol().bytes())?;
         }
-        let rules = [
-            (
-                self.frames > 0 || self.backspaces > 0,
-                RuleId::TerminalRender.as_str(),
-            ),
-            (self.escapes > 0, RuleId::AnsiStrip.as_str()),
-            (self.repeated, RuleId::RepeatCollapse.as_str()),
-            (self.elided, RuleId::HeadTailElide.as_str()),
-        ];
+        // In table order: the per-window rules by their own receipt rows, the rules
+        // this engine does across windows by what it did.
+        let rules = rules::REGISTRY
+            .iter()
+            .filter(|r| match (r.stream, r.pass) {
+                (Streamed::PerWindow, Pass::Lossless { report, .. }) => report(c).is_some(),
+                (Streamed::AcrossWindows, _) => match r.id {
+                    RuleId::RepeatCollapse => self.repeated,
+                    RuleId::HeadTailElide => self.elided,
+                    _ => false,
+                },
+                _ => false,
+            })
+            .map(|r| r.id.as_str());
         Ok(StreamSummary {
             bytes_in: self.total,
-            rules: rules.iter().filter(|r| r.0).map(|r| r.1).collect(),
+            rules: rules.collect(),
             lossy: self.elided,
         })
     }
@@ -293,7 +298,8 @@ impl StreamCompressor {
     }
 
     fn has_footer(&self) -> bool {
-        self.frames > 0 || self.backspaces > 0 || self.escapes > 0
+        let c = &self.counts;
+        c.frames > 0 || c.backspaces > 0 || c.escapes > 0
     }
 
     fn eol(&self) -> Eol {
@@ -310,8 +316,11 @@ impl StreamCompressor {
         next_frame: Option<&[u8]>,
         out: &mut dyn Write,
     ) -> io::Result<()> {
+        // The gates that pass a stream through look at its first window.
         if self.base_off == 0
-            && (diff_protect::is_diff(raw) || json_fields::opens_multiline_document(raw))
+            && rules::REGISTRY
+                .iter()
+                .any(|r| matches!(r.stream, Streamed::PassThrough(gate) if gate(raw)))
         {
             self.phase = Phase::Verbatim;
         }
@@ -319,18 +328,11 @@ impl StreamCompressor {
             self.base_off += raw.len() as u64;
             return out.write_all(raw);
         }
-        let (mut doc, mut raw_offsets) = match terminal_render::render(raw) {
-            Some(r) => {
-                self.frames += r.frames_removed;
-                self.backspaces += r.backspaces_removed;
-                self.escapes += r.escapes_removed;
-                (r.doc, false)
-            }
-            None => (Doc::from_raw(raw), true),
-        };
-        let stripped = ansi_strip::apply(&mut doc);
-        self.escapes += stripped;
-        raw_offsets &= stripped == 0;
+        // The rules the table runs per window, as in memory (escapes stripped line by
+        // line); repeats and elision are this engine's, across windows.
+        let l = lossless_in(Engine::Stream, raw, 0, &self.config, false);
+        self.counts.merge(&l.counts);
+        let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
         let index = (!raw_offsets).then(|| RawIndex::new(raw));
         let (bl, bo) = (self.base_line, self.base_off);
         if self.eol.is_none() {
@@ -341,7 +343,7 @@ impl StreamCompressor {
             if last.marker.is_none() && last.eol == Eol::None {
                 let text = &doc.buf[last.start..last.end];
                 if terminal_render::overdrawn(text, next) {
-                    self.frames += u64::from(!terminal_render::is_blank(text));
+                    self.counts.frames += u64::from(!terminal_render::is_blank(text));
                     lines.pop();
                 } else {
                     last.eol = self.eol();

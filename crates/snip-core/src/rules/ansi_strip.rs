@@ -12,44 +12,9 @@
 //! **Options.** None. Lossless in meaning; applies at any size.
 
 use crate::doc::{Doc, Line};
-use crate::escape::{escape_len, moves_cursor, next_esc, sgr_len, strip_into};
+use crate::escape::strip_into;
+use crate::rule::{Text, TextCounts};
 use std::borrow::Cow;
-
-/// Strips every escape of `b` in one pass (a line ending is never inside an escape,
-/// so lines stay where they were), or `None` as soon as one is an escape
-/// `terminal-render` interprets (cursor, erase, save/restore). Returns the text and
-/// the number of escapes removed.
-pub(crate) fn strip_unless_cursor(b: &[u8]) -> Option<(Vec<u8>, u64)> {
-    let mut out = Vec::with_capacity(b.len());
-    let mut n = 0;
-    let mut i = 0;
-    while let Some(k) = next_esc(&b[i..]) {
-        out.extend_from_slice(&b[i..i + k]);
-        i += k;
-        // Most escapes in coloured output set colours (`ESC [ 1;31 m`): nothing to
-        // check for those beyond their bytes.
-        if let Some(len) = sgr_len(&b[i..]) {
-            i += len;
-            n += 1;
-            continue;
-        }
-        let mut len = escape_len(&b[i..]);
-        if b[i..i + len].iter().any(|&c| c == b'\n' || c == b'\r') {
-            // Never across a line ending: parse as the per-line strip would, with the
-            // line's content ending before its `\r\n` or `\n`.
-            let nl = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k);
-            let end = if b[nl - 1] == b'\r' { nl - 1 } else { nl };
-            len = escape_len(&b[i..end]).clamp(1, end - i);
-        }
-        if moves_cursor(&b[i..], len) {
-            return None;
-        }
-        i += len;
-        n += 1;
-    }
-    out.extend_from_slice(&b[i..]);
-    Some((out, n))
-}
 
 /// Strips every line of `doc`. Returns the number of escapes removed (0: unchanged).
 pub(crate) fn apply(doc: &mut Doc<'_>) -> u64 {
@@ -75,11 +40,22 @@ pub(crate) fn apply(doc: &mut Doc<'_>) -> u64 {
     n
 }
 
-/// The receipt row: `escapes_removed`; `None` when none was.
-pub(crate) fn report(escapes: u64) -> Option<crate::RuleReport> {
-    (escapes > 0).then(|| crate::RuleReport {
+/// The lossless pass: strips the escapes left in the working text (none when it was
+/// read without them, see `terminal-render`'s pass).
+pub(crate) fn pass(t: &mut Text<'_>) {
+    if t.controls.escape && !t.escapes_stripped {
+        let n = apply(t.doc());
+        t.counts.escapes += n;
+        t.raw_offsets &= n == 0;
+    }
+}
+
+/// The receipt row: `escapes_removed` (by the renderer or this rule); `None` when
+/// none was.
+pub(crate) fn report(c: &TextCounts) -> Option<crate::RuleReport> {
+    (c.escapes > 0).then(|| crate::RuleReport {
         id: crate::RuleId::AnsiStrip,
-        counts: vec![("escapes_removed", escapes)],
+        counts: vec![("escapes_removed", c.escapes)],
     })
 }
 
@@ -87,6 +63,7 @@ pub(crate) fn report(escapes: u64) -> Option<crate::RuleReport> {
 mod tests {
     use super::*;
     use crate::doc::Eol;
+    use crate::escape::strip_unless_cursor;
 
     /// One pass over the whole text gives what stripping line by line gives.
     #[test]

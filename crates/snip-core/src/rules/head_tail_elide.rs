@@ -27,6 +27,9 @@ use crate::salience::{each_salient, salient_matches, shape, ISLAND_LINE_MAX};
 use crate::Config;
 use crate::RuleReport;
 
+mod budget;
+pub(crate) use budget::{pass, within_budget};
+
 /// Island priority of a traceback's last line, above every salient word's.
 const EXCEPTION_PRIORITY: u8 = 4;
 

@@ -16,7 +16,7 @@ pub(crate) mod traceback_keep;
 
 use crate::doc::{Doc, RawIndex};
 use crate::marker::Marker;
-use crate::rule::{RuleId, Stage};
+use crate::rule::{Pass, RuleId, Stage, Streamed};
 use crate::Config;
 
 /// One rule: its identity, stage, documentation summary, and how to run it alone.
@@ -31,6 +31,10 @@ pub struct RuleInfo {
     pub lossy: bool,
     /// One line: what it does.
     pub summary: &'static str,
+    /// What it does in the pipeline, at its stage.
+    pub(crate) pass: Pass,
+    /// Whether and how it runs on a stream ([`crate::stream`]).
+    pub(crate) stream: Streamed,
     /// The rule alone on a whole input (see [`apply_one`]).
     solo: fn(&[u8], &Config) -> Option<Vec<u8>>,
 }
@@ -50,6 +54,8 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Gate,
         lossy: false,
         summary: "diffs and patches are returned byte-identical",
+        pass: Pass::Gate(diff_protect::gate),
+        stream: Streamed::PassThrough(diff_protect::is_diff),
         solo: |input, _| diff_protect::is_diff(input).then(|| input.to_vec()),
     },
     RuleInfo {
@@ -57,6 +63,8 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Gate,
         lossy: true,
         summary: "one JSON document: elide inside long strings and the middle of long arrays, keeping it valid",
+        pass: Pass::Gate(|g| json_fields::gate(g, &lossless_text)),
+        stream: Streamed::PassThrough(json_fields::opens_multiline_document),
         solo: |input, config| {
             json_fields::apply(input, config, None, true, &lossless_text).map(|j| j.output)
         },
@@ -66,6 +74,11 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Lossless,
         lossy: false,
         summary: "collapse carriage-return and cursor redraws to the frame a terminal shows",
+        pass: Pass::Lossless {
+            apply: |t, _| terminal_render::pass(t),
+            report: terminal_render::report,
+        },
+        stream: Streamed::PerWindow,
         solo: |input, _| {
             let mut r = terminal_render::render(input)?;
             r.doc.footer.extend(Marker::lossless_footer(
@@ -82,6 +95,11 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Lossless,
         lossy: false,
         summary: "remove remaining SGR/CSI/OSC escapes",
+        pass: Pass::Lossless {
+            apply: |t, _| ansi_strip::pass(t),
+            report: ansi_strip::report,
+        },
+        stream: Streamed::PerWindow,
         solo: |input, _| on_doc(input, |doc, _| ansi_strip::apply(doc) > 0),
     },
     RuleInfo {
@@ -89,6 +107,11 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Lossless,
         lossy: false,
         summary: "a run of identical lines keeps its first line and a count",
+        pass: Pass::Lossless {
+            apply: repeat_collapse::pass,
+            report: repeat_collapse::report,
+        },
+        stream: Streamed::AcrossWindows,
         solo: |input, config| on_doc(input, |doc, _| repeat_collapse::apply(doc, config).0 > 0),
     },
     RuleInfo {
@@ -96,6 +119,8 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Lossy,
         lossy: true,
         summary: "keep a traceback's header, first and last frames and exception lines",
+        pass: Pass::Lossy(traceback_keep::pass),
+        stream: Streamed::Skipped,
         solo: |input, config| {
             on_doc(input, |doc, raw| traceback_keep::apply(doc, config, raw).0 > 0)
         },
@@ -105,6 +130,8 @@ pub const REGISTRY: &[RuleInfo] = &[
         stage: Stage::Lossy,
         lossy: true,
         summary: "over the budget keep head, tail and salient islands of the middle",
+        pass: Pass::Lossy(head_tail_elide::pass),
+        stream: Streamed::AcrossWindows,
         solo: |input, config| {
             on_doc(input, |doc, raw| {
                 doc.size() > config.max_bytes && head_tail_elide::apply(doc, config, raw, true)

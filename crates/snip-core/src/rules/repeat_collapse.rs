@@ -15,7 +15,7 @@
 
 use crate::doc::{Doc, Line};
 use crate::marker::{Marker, Recovery, RestoreCall};
-use crate::rule::RuleId;
+use crate::rule::{RuleId, Text, TextCounts};
 use crate::Config;
 
 /// Collapses runs in `doc`. Returns `(runs, lines_removed)`.
@@ -88,10 +88,17 @@ fn same(doc: &Doc<'_>, a: &Line, b: &Line) -> bool {
     a.marker.is_none() && b.marker.is_none() && doc.text(a) == doc.text(b)
 }
 
+/// The lossless pass: collapses the runs of the working text.
+pub(crate) fn pass(t: &mut Text<'_>, config: &Config) {
+    let (runs, repeated) = apply(t.doc(), config);
+    t.counts.runs += runs;
+    t.counts.repeated += repeated;
+}
+
 /// The receipt row: `runs` collapsed and `lines_removed`; `None` when there was none.
-pub(crate) fn report(runs: u64, lines_removed: u64) -> Option<crate::RuleReport> {
-    (runs > 0).then(|| crate::RuleReport {
+pub(crate) fn report(c: &TextCounts) -> Option<crate::RuleReport> {
+    (c.runs > 0).then(|| crate::RuleReport {
         id: RuleId::RepeatCollapse,
-        counts: vec![("runs", runs), ("lines_removed", lines_removed)],
+        counts: vec![("runs", c.runs), ("lines_removed", c.repeated)],
     })
 }

@@ -20,7 +20,7 @@
 
 use crate::doc::{Doc, Line, RawIndex};
 use crate::marker::{Marker, Recovery, RestoreCall};
-use crate::rule::RuleId;
+use crate::rule::{Elide, RuleId};
 use crate::Config;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -262,6 +262,15 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
         doc.lines = out;
     }
     (frames_elided, lines_elided)
+}
+
+/// The lossy pass: elides the middle frames of the working document's tracebacks.
+/// Returns the receipt row when a frame was elided.
+pub(crate) fn pass(e: &mut Elide<'_, '_>) -> Option<crate::RuleReport> {
+    let (frames, lines) = apply(e.doc, e.config, e.raw);
+    let report = report(frames, lines)?;
+    e.size = e.doc.size();
+    Some(report)
 }
 
 /// The receipt row: `frames_elided` and `lines_elided`; `None` when no frame was.

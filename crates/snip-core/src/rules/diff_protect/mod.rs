@@ -18,6 +18,8 @@
 
 pub(crate) mod hunks;
 
+use crate::rule::{GateRun, Gated};
+
 /// How far into the input to look for a diff's head (bytes).
 const HEAD: usize = 16 * 1024;
 
@@ -127,6 +129,36 @@ fn change_command(l: &[u8]) -> bool {
         Some(k) => k > 0 && range(&l[..k]) && k + 1 < l.len() && range(&l[k + 1..]),
         None => false,
     }
+}
+
+/// The gate: a diff is returned as it is under its own budget (`diff_max_bytes`);
+/// over it, it shortens by whole hunks only (every kept byte unchanged), or not at all.
+pub(crate) fn gate(g: &mut GateRun<'_>) -> Gated {
+    let input = g.input;
+    if !is_diff(input) {
+        return Gated::Continue;
+    }
+    let max = g.config.diff_max_bytes;
+    if input.len() > max {
+        let shortened = match g.retain() {
+            crate::Retention::Retained { id } => hunks::shorten(input, max, id),
+            _ => None,
+        };
+        if let Some(s) = shortened {
+            return Gated::Done(crate::Outcome {
+                changed: true,
+                original_bytes: input.len(),
+                rules: vec![report_shortened(&s)],
+                output: s.output,
+                retention: g.retention.take(),
+                lossy: true,
+                failed_open: None,
+            });
+        }
+    }
+    let mut o = g.unchanged();
+    o.rules.push(report(input.len()));
+    Gated::Done(o)
 }
 
 /// The receipt row: `protected_bytes`, the input's size (returned as it was).

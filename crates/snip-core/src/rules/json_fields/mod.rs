@@ -84,7 +84,7 @@ use memchr::{memchr, memmem};
 
 use crate::json::string::{decode, encode, push_quoted, CutIndex, STR_SPECIAL};
 use crate::marker::{Marker, Recovery, RestoreCall};
-use crate::rule::RuleId;
+use crate::rule::{GateRun, Gated, RuleId};
 use crate::Config;
 
 mod detect;
@@ -149,6 +149,55 @@ pub fn apply(
     text_rule: TextRule<'_>,
 ) -> Option<JsonElision> {
     apply_with(input, config, id, lossy_allowed, text_rule)
+}
+
+/// The gate: one JSON document (or JSON Lines) goes through this rule instead of the
+/// text rules, which would break it. `text_rule` is what runs on long string values
+/// (the lossless text rules, passed in by the registry). JSON Lines still over the
+/// budget after per-line elision go on to whole-line elision
+/// ([`Gated::ElideLines`]: line numbers are unchanged by it); one document (with any
+/// whitespace, blank lines included, around it) stays whole.
+pub(crate) fn gate(g: &mut GateRun<'_>, text_rule: TextRule<'_>) -> Gated {
+    let (input, config) = (g.input, g.config);
+    if !looks_like_json(input) {
+        return Gated::Continue;
+    }
+    g.retain_if_over();
+    let lossy_allowed = g.lossy_allowed();
+    match apply(input, config, g.retained_id(), lossy_allowed, text_rule) {
+        Some(j) if j.output.len() < input.len() => {
+            let lossy = j.strings_elided + j.items_elided > 0;
+            let report = report(&j);
+            if lossy_allowed && j.output.len() > config.max_bytes && j.json_lines {
+                return Gated::ElideLines {
+                    text: j.output,
+                    report: Some(report),
+                    or_unchanged: false,
+                };
+            }
+            g.retain();
+            Gated::Done(crate::Outcome {
+                changed: true,
+                original_bytes: input.len(),
+                output: j.output,
+                rules: vec![report],
+                retention: g.retention.take(),
+                lossy,
+                failed_open: None,
+            })
+        }
+        _ if is_json(input) => {
+            if lossy_allowed && input.len() > config.max_bytes && is_json_lines(input) {
+                return Gated::ElideLines {
+                    text: input.to_vec(),
+                    report: None,
+                    or_unchanged: true,
+                };
+            }
+            Gated::Done(g.unchanged())
+        }
+        _ => Gated::Continue,
+    }
 }
 
 /// The receipt row of an elision: strings and items elided, bytes elided, strings

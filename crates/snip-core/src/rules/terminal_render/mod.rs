@@ -32,7 +32,8 @@ mod stem;
 mod term;
 
 use crate::doc::Doc;
-use crate::escape::moves_cursor;
+use crate::escape::{moves_cursor, Controls};
+use crate::rule::{Text, TextCounts};
 use frames::render_frames;
 pub(crate) use stem::{is_blank, overdrawn};
 use term::render_term;
@@ -76,45 +77,6 @@ fn applies_with(input: &[u8], c: Controls) -> bool {
     false
 }
 
-/// The terminal controls an input holds, found once so that the pipeline and this
-/// rule do not scan the input again for each question.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Controls {
-    /// An ESC byte (an escape sequence, or a stray ESC).
-    pub escape: bool,
-    /// A backspace.
-    pub backspace: bool,
-    /// A `\r` not followed by `\n` (under a pseudo-terminal every line ends in `\r\n`).
-    pub lone_cr: bool,
-}
-
-impl Controls {
-    pub(crate) fn scan(input: &[u8]) -> Controls {
-        let (mut escape, mut backspace) = (false, false);
-        if let Some(i) = memchr::memchr2(0x1b, 0x08, input) {
-            let rest = &input[i + 1..];
-            if input[i] == 0x1b {
-                escape = true;
-                backspace = memchr::memchr(0x08, rest).is_some();
-            } else {
-                backspace = true;
-                escape = memchr::memchr(0x1b, rest).is_some();
-            }
-        }
-        let lone_cr = memchr::memchr_iter(b'\r', input).any(|i| input.get(i + 1) != Some(&b'\n'));
-        Controls {
-            escape,
-            backspace,
-            lone_cr,
-        }
-    }
-
-    /// Controls that draw frames without an escape: a backspace or a lone `\r`.
-    pub(crate) fn frames(&self) -> bool {
-        self.backspace || self.lone_cr
-    }
-}
-
 /// Renders `input`. `None` when nothing collapses and no cursor escape was used.
 pub(crate) fn render(input: &[u8]) -> Option<Rendered<'_>> {
     render_at(input, 0)
@@ -153,9 +115,54 @@ pub(crate) fn render_applicable(
     render_term(input, first_line)
 }
 
+/// The lossless pass: reads the working text, rendering it as a terminal shows it when
+/// it holds a frame control or a cursor escape. A text whose only controls are
+/// escapes that do not move the cursor needs no emulation: the escape lexer strips
+/// them all in the same pass that looks for a cursor escape (counted as `ansi-strip`'s
+/// removals, which then has nothing left to do), unless the engine reads the text's
+/// lines one by one ([`Text::strip_whole`] off: the stream).
+pub(crate) fn pass(t: &mut Text<'_>) {
+    let c = t.controls;
+    if c.escape && !c.frames() {
+        if !t.strip_whole {
+            // Lines are stripped one by one (by `ansi-strip`) unless an escape moves
+            // the cursor.
+            if !applies_with(t.input, c) {
+                return;
+            }
+        } else if let Some((text, escapes)) = crate::escape::strip_unless_cursor(t.input) {
+            let lines = Doc::from_raw_at(&text, t.first_line).lines;
+            t.doc = Some(Doc {
+                buf: std::borrow::Cow::Owned(text),
+                lines,
+                markers: Vec::new(),
+                footer: Vec::new(),
+            });
+            t.counts.escapes += escapes;
+            t.escapes_stripped = true;
+            t.raw_offsets = escapes == 0;
+            return;
+        }
+    }
+    // Here the input holds a frame control or a cursor escape, or neither escapes nor
+    // frame controls (nothing to render).
+    if !(c.escape || c.frames()) {
+        return;
+    }
+    if let Some(r) = render_applicable(t.input, t.first_line, c, t.want_starts) {
+        t.doc = Some(r.doc);
+        t.raw_offsets = false;
+        t.counts.frames += r.frames_removed;
+        t.counts.backspaces += r.backspaces_removed;
+        t.counts.escapes += r.escapes_removed;
+        t.line_starts = r.line_starts;
+    }
+}
+
 /// The receipt row: `frames_removed`, and `backspaces_removed` when there were any;
 /// `None` when neither changed anything.
-pub(crate) fn report(frames: u64, backspaces: u64) -> Option<crate::RuleReport> {
+pub(crate) fn report(c: &TextCounts) -> Option<crate::RuleReport> {
+    let (frames, backspaces) = (c.frames, c.backspaces);
     if frames == 0 && backspaces == 0 {
         return None;
     }
