@@ -146,6 +146,51 @@ async fn a_client_disconnect_cancels_the_upstream_request() {
     }
 }
 
+#[tokio::test]
+async fn a_client_that_half_closes_after_its_request_gets_the_answer() {
+    let s = setup().await;
+    let log = long_log("h");
+    let body = serde_json::to_vec(&serde_json::json!({
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": log}]}
+        ]
+    }))
+    .unwrap();
+    for rewritten in [false, true] {
+        let (path, payload) = if rewritten {
+            ("/v1/messages", body.clone())
+        } else {
+            ("/v1/models", Vec::new())
+        };
+        let mut req = format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\nx-api-key: k\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            payload.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(&payload);
+        let mut sock = tokio::net::TcpStream::connect(s.proxy).await.unwrap();
+        sock.write_all(&req).await.unwrap();
+        sock.shutdown().await.unwrap(); // the write side only: SHUT_WR
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), sock.read_to_end(&mut got))
+            .await
+            .expect("the answer arrives after the client's half-close")
+            .unwrap();
+        let got = String::from_utf8_lossy(&got);
+        assert!(got.starts_with("HTTP/1.1 200"), "{rewritten}: {got:.200}");
+        assert!(got.ends_with(r#"{"ok":true}"#), "{rewritten}: {got:.200}");
+        let up = last(&s);
+        assert_eq!(up.target, path);
+        if rewritten {
+            assert!(up.body.len() < body.len() / 2, "the result was compressed");
+        }
+    }
+}
+
 /// Sends raw bytes and returns the status line.
 async fn raw(s: &Setup, request: &[u8]) -> String {
     let mut sock = tokio::net::TcpStream::connect(s.proxy).await.unwrap();
