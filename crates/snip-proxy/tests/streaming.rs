@@ -265,6 +265,74 @@ async fn an_unreachable_upstream_answers_502() {
 }
 
 #[tokio::test]
+async fn an_https_upstream_is_trusted_through_the_ca_file() {
+    let (ca_pem, acceptor) = test_ca();
+    let (up_addr, upstream) = start_upstream_with(Some(acceptor)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("test-ca.pem");
+    std::fs::write(&ca_file, ca_pem).unwrap();
+    let log = long_log("tls");
+    let body = serde_json::to_vec(&serde_json::json!({
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": log}]}
+        ]
+    }))
+    .unwrap();
+    let store = dir.path().join("store").to_string_lossy().into_owned();
+    let opts =
+        snip_store::StoreOptions::from_lookup(|k| (k == "SNIP_STORE_DIR").then(|| store.clone()))
+            .unwrap();
+    for (host, trusted) in [
+        ("localhost", true),
+        ("127.0.0.1", true),
+        ("localhost", false),
+    ] {
+        let url = format!("https://{host}:{}", up_addr.port());
+        let config = snip_proxy::ProxyConfig {
+            anthropic: snip_proxy::Upstream::parse(&url).unwrap(),
+            extra_ca: trusted.then(|| ca_file.clone()),
+            ..Default::default()
+        };
+        let rewriter = snip_proxy::Rewriter::new(
+            snip_core::Config::default(),
+            snip_context::ContextSettings::default(),
+            snip_store::StoreHandle::open(&opts),
+        );
+        let proxy = snip_proxy::Proxy::bind(config, rewriter).await.unwrap();
+        let addr = proxy.local_addr();
+        tokio::spawn(proxy.serve(std::future::pending()));
+        let req = hyper::Request::post(format!("http://{addr}/v1/messages"))
+            .header("x-api-key", "k")
+            .body(http_body_util::Full::new(bytes::Bytes::from(body.clone())))
+            .unwrap();
+        let seen = upstream.requests.lock().unwrap().len();
+        let resp = client().request(req).await.unwrap();
+        let status = resp.status();
+        let answer = resp.into_body().collect().await.unwrap().to_bytes();
+        let answer = String::from_utf8_lossy(&answer);
+        let now = upstream.requests.lock().unwrap().len();
+        if trusted {
+            assert_eq!(status, 200, "{url}: {answer}");
+            assert_eq!(answer, r#"{"ok":true}"#);
+            assert_eq!(now, seen + 1);
+            let got = upstream.requests.lock().unwrap()[seen].clone();
+            assert_eq!(got.headers["host"], format!("{host}:{}", up_addr.port()));
+            assert!(got.body.len() < body.len() / 2, "compressed over TLS too");
+        } else {
+            // Without the CA file the test CA is unknown: the handshake fails and
+            // nothing reaches the upstream.
+            assert_eq!(status, 502, "{url}: {answer}");
+            assert!(answer.contains("certificate"), "{answer}");
+            assert_eq!(now, seen);
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_unusable_ca_file_is_an_error_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.pem");
