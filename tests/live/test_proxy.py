@@ -3,7 +3,7 @@
 No hook is installed: whatever is compressed or summarised was done by the proxy on
 the request, and the assertions read the requests the scripted model recorded (what
 the provider would have received). scripts/test-proxy.sh installs the hosts
-(scripts/install-host.sh), builds snip and sets SNIP_BIN, CLAUDE and CODEX.
+(scripts/install-host.sh), builds snip and sets SNIP_BIN, CLAUDE, CODEX and OPENCODE.
 """
 
 from __future__ import annotations
@@ -166,3 +166,61 @@ def test_codex_through_the_proxy(env: Env) -> None:
     assert ERROR_LINE in log_result and "restore: snip_restore(id=" in log_result
     assert len(log_result) < len(log.read_text()) // 2
     check_restore(env, log_result, log)
+
+
+def test_opencode_through_the_proxy(env: Env) -> None:
+    """OpenCode's built-in anthropic provider (a model "m" declared in the project's
+    opencode.json), its base URL set by `snip wrap opencode`, no plugin installed."""
+    opencode = host("OPENCODE")
+    log = make_log(env.project)
+    subprocess.run(["git", "init", "-q", "."], cwd=env.project, check=True)
+
+    def bash(cmd: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "bash", "arguments": {"command": cmd, "description": "run"}}]}
+
+    turns = [
+        bash(f"cat {log}"),
+        bash("seq 1 2000"),
+        bash(f"grep -n worker {log}"),
+        bash("seq 5000 7000"),
+        bash("echo small"),
+        {"text": "finished"},
+    ]
+    (env.project / "opencode.json").write_text(json.dumps({
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"anthropic": {"models": {"m": {"name": "m", "tool_call": True}}}},
+        "model": "anthropic/m",
+    }))
+    # OpenCode keeps provider packages in its cache: a cache next to the pinned binary
+    # is reused across runs (as tests/live/test_opencode.py does).
+    cache = Path(opencode).parents[2] / "xdg-cache"
+    with ScriptedModel(turns, record=str(env.root / "requests.jsonl")) as model:
+        run = subprocess.run(
+            [env.snip, "wrap", "opencode", "--program", opencode, "--upstream", model.base_url, "--",
+             "run", "work through the script", "--model", "anthropic/m"],
+            cwd=env.project, capture_output=True, text=True, timeout=240,
+            env={**env.vars, **CONTEXT, "XDG_CACHE_HOME": str(cache), "ANTHROPIC_API_KEY": "sk-scripted",
+                 "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+                 "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+                 "OPENCODE_DISABLE_SHARE": "1"},
+        )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    assert not model.errors, model.errors
+    assert "finished" in run.stdout  # the streamed answer reached the host
+    turns_seen = [r for r in model.turns() if r["api"] == "anthropic"]
+    assert len(turns_seen) == len(turns), [r["api"] for r in model.requests]
+    for r in turns_seen:
+        anthropic_valid(r["body"])
+    # The log, compressed by the proxy on the next request (error line kept).
+    first_id = next(iter(tool_results(turns_seen[1]["body"])))
+    first_result = tool_results(turns_seen[1]["body"])[first_id]
+    assert ERROR_LINE in first_result and "restore: snip_restore(id=" in first_result
+    assert len(first_result) < len(log.read_text()) // 2
+    assert tool_results(turns_seen[2]["body"])[first_id] == first_result
+    # Older results summarised once the release paid, the newest whole.
+    last = tool_results(turns_seen[-1]["body"])
+    assert [k for k, v in last.items() if v.startswith("[snip: ")], {k: v[:80] for k, v in last.items()}
+    assert list(last.values())[-1].strip() == "small"
+    check_restore(env, first_result, log)
+    stats = env.snip_run("stats", "--json")
+    assert stats.returncode == 0 and "proxy:anthropic" in stats.stdout

@@ -186,6 +186,18 @@ async fn once(client: &Client, addr: SocketAddr, body: &Bytes, sse: usize) -> (D
     (t0.elapsed(), first.unwrap_or_default())
 }
 
+/// CPU time (user + system, ms) the process `pid` has used so far, from
+/// `/proc/PID/stat` (clock ticks of 10 ms): what the proxy itself spent, whatever else
+/// the machine runs.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which is in parentheses): state is the 3rd.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) * 10.0
+}
+
 fn pct(v: &mut [Duration], p: f64) -> f64 {
     v.sort();
     let i = ((v.len() as f64 - 1.0) * p).round() as usize;
@@ -211,7 +223,7 @@ async fn measure() {
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
             .build_http();
 
-    println!("case                      direct ms median / p99   proxy ms median / p99   added median   proxy 1st request");
+    println!("case                      direct ms median / p99   proxy ms median / p99   added median   proxy 1st request   proxy CPU ms/request");
     for (name, size, tools, n) in [
         ("50 KB, nothing rewritten", 50_000, false, 300),
         ("1 MB, nothing rewritten", 1_000_000, false, 60),
@@ -221,7 +233,11 @@ async fn measure() {
         let body = request(size, tools);
         let mut first = Duration::ZERO;
         let (mut d, mut p) = (Vec::new(), Vec::new());
+        let mut cpu0 = 0.0;
         for k in 0..n + 5 {
+            if k == 5 {
+                cpu0 = cpu_ms(child.id());
+            }
             let a = once(&client, upstream, &body, 0).await.0;
             let b = once(&client, proxy, &body, 0).await.0;
             if k == 0 {
@@ -232,6 +248,7 @@ async fn measure() {
                 p.push(b);
             }
         }
+        let cpu = (cpu_ms(child.id()) - cpu0) / n as f64;
         let (dm, d99, pm, p99) = (
             pct(&mut d, 0.5),
             pct(&mut d, 0.99),
@@ -239,7 +256,7 @@ async fn measure() {
             pct(&mut p, 0.99),
         );
         println!(
-            "{name:<25} {dm:>8.3} / {d99:<8.3}      {pm:>8.3} / {p99:<8.3}     {:>8.3}     {:>8.3}   ({} bytes, {n} requests)",
+            "{name:<25} {dm:>8.3} / {d99:<8.3}      {pm:>8.3} / {p99:<8.3}     {:>8.3}     {:>8.3}          {cpu:>8.3}   ({} bytes, {n} requests)",
             pm - dm,
             first.as_secs_f64() * 1000.0,
             body.len()

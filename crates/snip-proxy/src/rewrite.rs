@@ -5,10 +5,10 @@
 
 use crate::context_pass::conversation_pass;
 use crate::memo::Memo;
-use crate::splice::{self, result_spans};
+use crate::splice;
 use serde_json::Value;
 use snip_context::{ContextSettings, Format};
-use snip_core::{Config, Retain, Retention};
+use snip_core::Config;
 use snip_store::{LedgerRow, StoreHandle};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -124,10 +124,26 @@ impl Rewriter {
 
     fn rewrite_inner(&self, api: Api, body: &[u8]) -> Option<Rewritten> {
         let text = std::str::from_utf8(body).ok()?;
-        let spans = result_spans(api, text)?;
+        let scan = splice::scan(api, text)?;
+        let spans = &scan.spans;
+        // The pass keeps the newest `keep_last` results whole: with no more results
+        // than that it cannot change anything. When it runs, the `messages` array is
+        // read into a tree once, and both steps work on that tree: the per-result
+        // step takes each result's content from it (and writes its output back, which
+        // the pass then reads), the pass runs on it, and its changes are found by
+        // comparing each result's content before and after.
+        let format = api
+            .context_format()
+            .filter(|_| self.context.enabled && self.store.store().is_some())
+            .filter(|_| spans.len() > self.context.keep_last);
+        let mut tree: Option<Vec<Value>> = match format {
+            Some(_) => Some(serde_json::from_str(&text[scan.list.clone()]).ok()?),
+            None => None,
+        };
+        // Per result: the bytes to put in its place, if any.
+        let mut edits: Vec<Option<Vec<u8>>> = vec![None; spans.len()];
         let (mut before, mut after) = (0u64, 0u64);
         let mut results_compressed = 0;
-        let mut edits = Vec::new();
         if self.config.enabled {
             let types: &[&str] = match api {
                 Api::OpenAiResponses => &["input_text", "output_text", "text"],
@@ -139,49 +155,71 @@ impl Rewriter {
                 after += new.len() as u64;
                 Some(new)
             };
-            for s in &spans {
+            for (s, edit) in spans.iter().zip(&mut edits) {
                 if is_restore_tool(s.tool.as_deref()) {
                     continue;
                 }
-                let Ok(mut content) = serde_json::from_str::<Value>(&text[s.range.clone()]) else {
-                    continue;
+                let mut parsed;
+                let content = match tree.as_mut() {
+                    Some(list) => content_mut(api, list, s.path)?,
+                    None => match serde_json::from_str::<Value>(&text[s.range.clone()]) {
+                        Ok(v) => {
+                            parsed = v;
+                            &mut parsed
+                        }
+                        Err(_) => continue,
+                    },
                 };
-                if compress_content(&mut content, types, &mut compress) {
-                    edits.push((s.range.clone(), serde_json::to_vec(&content).ok()?));
+                if compress_content(content, types, &mut compress) {
+                    *edit = Some(serde_json::to_vec(content).ok()?);
                     results_compressed += 1;
                 }
             }
         }
-        let mut out = if edits.is_empty() {
-            None
-        } else {
-            Some(splice::apply(body, &edits))
-        };
         let mut summarised = 0;
-        // The pass keeps the newest `keep_last` results whole: with no more results
-        // than that it cannot change anything, and reading the whole body is skipped.
-        let format = api
-            .context_format()
-            .filter(|_| spans.len() > self.context.keep_last);
-        if let Some(format) = format {
-            let current: &[u8] = out.as_deref().unwrap_or(body);
+        if let (Some(format), Some(list)) = (format, tree) {
+            let list = Value::Array(list);
             if let Some((new, report)) =
-                conversation_pass(current, format, &self.context, &self.store, &self.stored)
+                conversation_pass(&list, format, &self.context, &self.store, &self.stored)
             {
-                let cur = std::str::from_utf8(current).ok()?;
-                let new = std::str::from_utf8(&new).ok()?;
-                if let Some(edits) = splice::carry_over(api, cur, new) {
-                    if !edits.is_empty() {
-                        out = Some(splice::apply(current, &edits));
-                        summarised = report.summarised;
-                        before += report.original_bytes as u64;
-                        after += report.summary_bytes as u64;
+                // Only results are carried over, and only when the pass kept every
+                // result where it was; anything else it did is not used.
+                let mut carried = Vec::new();
+                let mut same_places = true;
+                for (k, s) in spans.iter().enumerate() {
+                    let was = content_at(api, &list, s.path);
+                    let now = content_at(api, &new, s.path);
+                    match (was, now) {
+                        (Some(was), Some(now)) if was != now => {
+                            carried.push((k, serde_json::to_vec(now).ok()?));
+                        }
+                        (Some(_), Some(_)) => {}
+                        _ => {
+                            same_places = false;
+                            break;
+                        }
                     }
+                }
+                if same_places && !carried.is_empty() {
+                    for (k, bytes) in carried {
+                        edits[k] = Some(bytes);
+                    }
+                    summarised = report.summarised;
+                    before += report.original_bytes as u64;
+                    after += report.summary_bytes as u64;
                 }
             }
         }
+        if edits.iter().all(Option::is_none) {
+            return None;
+        }
+        let edits: Vec<_> = spans
+            .iter()
+            .zip(edits)
+            .filter_map(|(s, e)| Some((s.range.clone(), e?)))
+            .collect();
         Some(Rewritten {
-            body: out?,
+            body: splice::apply(body, &edits),
             results_compressed,
             summarised,
             before,
@@ -202,8 +240,7 @@ impl Rewriter {
     }
 
     fn compress_uncached(&self, text: &str) -> Option<String> {
-        let mut retain = StoreRetain(&self.store);
-        let outcome = snip_core::compress(text.as_bytes(), &self.config, &mut retain);
+        let outcome = snip_store::compress_kept(text.as_bytes(), &self.config, &self.store);
         if !outcome.changed || outcome.output.len() >= text.len() {
             return None;
         }
@@ -211,20 +248,36 @@ impl Rewriter {
     }
 }
 
-/// Keeps originals through [`StoreHandle::retention`] (as `snip_store::compress_recorded` does, but
-/// without its per-result ledger row: the proxy writes one row per request).
-struct StoreRetain<'a>(&'a StoreHandle);
-
-impl Retain for StoreRetain<'_> {
-    fn retain(&mut self, original: &[u8]) -> Retention {
-        self.0.retention(original)
-    }
-}
-
 /// Whether a tool's results are snip's own restore output, which is never compressed
 /// again (a restore must return exact bytes).
 fn is_restore_tool(name: Option<&str>) -> bool {
     name.is_some_and(|n| n.contains("snip_restore"))
+}
+
+/// The content value of the tool result at `path` (see [`splice::ResultSpan::path`])
+/// in a `messages` (or `input`) array read as `api`.
+fn content_at(api: Api, list: &Value, path: (usize, usize)) -> Option<&Value> {
+    let entry = list.get(path.0)?;
+    match api {
+        Api::AnthropicMessages | Api::AnthropicCountTokens => {
+            entry.get("content")?.get(path.1)?.get("content")
+        }
+        Api::OpenAiChat => entry.get("content"),
+        Api::OpenAiResponses => entry.get("output"),
+    }
+}
+
+/// [`content_at`] for changing it in place.
+fn content_mut(api: Api, list: &mut [Value], path: (usize, usize)) -> Option<&mut Value> {
+    let entry = list.get_mut(path.0)?;
+    match api {
+        Api::AnthropicMessages | Api::AnthropicCountTokens => entry
+            .get_mut("content")?
+            .get_mut(path.1)?
+            .get_mut("content"),
+        Api::OpenAiChat => entry.get_mut("content"),
+        Api::OpenAiResponses => entry.get_mut("output"),
+    }
 }
 
 type CompressFn<'a> = dyn FnMut(&str) -> Option<String> + 'a;

@@ -99,7 +99,12 @@ impl Proxy {
             let state = self.state.clone();
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |req| handle(state.clone(), req));
+                // A client may shut its write side once its request is sent
+                // (`shutdown(SHUT_WR)`, `nc -N`) and wait for the answer: without
+                // half-close, hyper would take that EOF as the end of the connection
+                // and drop the request unanswered.
                 let _ = hyper::server::conn::http1::Builder::new()
+                    .half_close(true)
                     .serve_connection(TokioIo::new(stream), svc)
                     .await;
                 drop(permit);

@@ -6,13 +6,19 @@
 //! and copies every other byte from the client's body. String escapes, number
 //! spellings, key order and whitespace outside a rewritten result stay the client's.
 //!
-//! Ranges come from `serde_json`'s borrowed [`RawValue`]s: a `&RawValue` deserialised
-//! from a `&str` is a slice of that `&str`, so its offset is a pointer difference.
+//! One scan of the body finds them all: the request is read into small borrowed
+//! structs (only the keys that locate a result or name its tool; every other value is
+//! skipped, not built), and each content value is a borrowed [`RawValue`]: a
+//! `&RawValue` deserialised from a `&str` is a slice of that `&str`, so its offset is a
+//! pointer difference.
 
 use crate::rewrite::Api;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::ops::Range;
 
 /// One tool result's content value in a body.
@@ -27,137 +33,220 @@ pub(crate) struct ResultSpan {
     pub tool: Option<String>,
 }
 
-type Obj<'a> = HashMap<String, &'a RawValue>;
+/// What one scan of a body found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scan {
+    /// Byte range of the `messages` (or `input`) array, half-open.
+    pub list: Range<usize>,
+    /// The tool results, in body order.
+    pub spans: Vec<ResultSpan>,
+}
 
 fn offset(text: &str, raw: &RawValue) -> Range<usize> {
     let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
     start..start + raw.get().len()
 }
 
-fn str_of(o: &Obj<'_>, key: &str) -> Option<String> {
-    serde_json::from_str::<String>(o.get(key)?.get()).ok()
+type Str<'a> = Option<Cow<'a, str>>;
+
+#[derive(Deserialize)]
+struct Top<'a> {
+    #[serde(borrow)]
+    messages: Option<&'a RawValue>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
 }
 
-/// The tool results of `text` read as `api`, in body order. `None` when the body is not
-/// a JSON object whose `messages` (or `input`) is an array; entries of another shape are
-/// skipped, as the rewrite skips them.
-pub(crate) fn result_spans(api: Api, text: &str) -> Option<Vec<ResultSpan>> {
-    let top: Obj<'_> = serde_json::from_str(text).ok()?;
-    let key = match api {
-        Api::OpenAiResponses => "input",
-        _ => "messages",
+/// An Anthropic message: only its `content` blocks matter.
+#[derive(Deserialize)]
+struct AMsg<'a> {
+    #[serde(borrow)]
+    content: Option<Blocks<'a>>,
+}
+
+impl<'a> AMsg<'a> {
+    fn blocks(&self) -> &[ABlock<'a>] {
+        self.content.as_ref().map_or(&[], |b| &b.0)
+    }
+}
+
+/// A message's `content`: a list of blocks, or anything else (a string: no blocks).
+struct Blocks<'a>(Vec<ABlock<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Blocks<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Blocks<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Blocks(Vec::new()))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Blocks(Vec::new()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::new();
+                while let Some(b) = seq.next_element::<ABlock<'a>>()? {
+                    v.push(b);
+                }
+                Ok(Blocks(v))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+struct ABlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Str<'a>,
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(borrow)]
+    name: Str<'a>,
+    #[serde(borrow)]
+    tool_use_id: Str<'a>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CMsg<'a> {
+    #[serde(borrow)]
+    role: Str<'a>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_call_id: Str<'a>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<CCall<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct CCall<'a> {
+    #[serde(borrow)]
+    id: Str<'a>,
+    #[serde(borrow)]
+    function: Option<CFn<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CFn<'a> {
+    #[serde(borrow)]
+    name: Str<'a>,
+}
+
+#[derive(Deserialize)]
+struct RItem<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Str<'a>,
+    #[serde(borrow)]
+    call_id: Str<'a>,
+    #[serde(borrow)]
+    name: Str<'a>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+}
+
+/// The tool results of `text` read as `api`, in body order, and where its `messages`
+/// (or `input`) array is. `None` when the body is not a JSON object whose `messages`
+/// (or `input`) is an array of objects of that API's shape (a known key of the wrong
+/// type, or a repeated one, counts as another shape): the caller then forwards the
+/// body as it came.
+pub(crate) fn scan(api: Api, text: &str) -> Option<Scan> {
+    let top: Top<'_> = serde_json::from_str(text).ok()?;
+    let raw = match api {
+        Api::OpenAiResponses => top.input?,
+        _ => top.messages?,
     };
-    let list: Vec<&RawValue> = serde_json::from_str(top.get(key)?.get()).ok()?;
-    let entries: Vec<Option<Obj<'_>>> = list
-        .iter()
-        .map(|r| serde_json::from_str::<Obj<'_>>(r.get()).ok())
-        .collect();
-    let mut names: HashMap<String, String> = HashMap::new();
-    let mut out = Vec::new();
+    let list = offset(text, raw);
+    let raw = raw.get();
+    let mut names: HashMap<Cow<'_, str>, Cow<'_, str>> = HashMap::new();
+    let mut spans = Vec::new();
+    let tool = |names: &HashMap<Cow<'_, str>, Cow<'_, str>>, id: &Str<'_>| {
+        id.as_ref()
+            .and_then(|id| names.get(id))
+            .map(|n| n.to_string())
+    };
     match api {
         Api::AnthropicMessages | Api::AnthropicCountTokens => {
-            let blocks: Vec<Vec<Obj<'_>>> = entries
-                .iter()
-                .map(|m| {
-                    m.as_ref()
-                        .and_then(|m| m.get("content"))
-                        .and_then(|c| serde_json::from_str::<Vec<&RawValue>>(c.get()).ok())
-                        .map(|bs| {
-                            bs.iter()
-                                .map(|b| {
-                                    serde_json::from_str::<Obj<'_>>(b.get()).unwrap_or_default()
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                })
-                .collect();
-            for b in blocks.iter().flatten() {
-                if str_of(b, "type").as_deref() == Some("tool_use") {
-                    if let (Some(id), Some(name)) = (str_of(b, "id"), str_of(b, "name")) {
-                        names.insert(id, name);
+            let msgs: Vec<AMsg<'_>> = serde_json::from_str(raw).ok()?;
+            for b in msgs.iter().flat_map(AMsg::blocks) {
+                if b.kind.as_deref() == Some("tool_use") {
+                    if let (Some(id), Some(name)) = (&b.id, &b.name) {
+                        names.insert(id.clone(), name.clone());
                     }
                 }
             }
-            for (i, bs) in blocks.iter().enumerate() {
-                for (j, b) in bs.iter().enumerate() {
-                    if str_of(b, "type").as_deref() != Some("tool_result") {
+            for (i, m) in msgs.iter().enumerate() {
+                for (j, b) in m.blocks().iter().enumerate() {
+                    if b.kind.as_deref() != Some("tool_result") {
                         continue;
                     }
-                    if let Some(c) = b.get("content") {
-                        let tool = str_of(b, "tool_use_id").and_then(|id| names.get(&id).cloned());
-                        out.push(ResultSpan {
+                    if let Some(c) = b.content {
+                        spans.push(ResultSpan {
                             path: (i, j),
                             range: offset(text, c),
-                            tool,
+                            tool: tool(&names, &b.tool_use_id),
                         });
                     }
                 }
             }
         }
         Api::OpenAiChat => {
-            for m in entries.iter().flatten() {
-                let Some(calls) = m
-                    .get("tool_calls")
-                    .and_then(|c| serde_json::from_str::<Vec<Value>>(c.get()).ok())
-                else {
-                    continue;
-                };
-                for call in calls {
-                    if let (Some(id), Some(name)) = (
-                        call.get("id").and_then(Value::as_str),
-                        call.pointer("/function/name").and_then(Value::as_str),
-                    ) {
-                        names.insert(id.to_string(), name.to_string());
-                    }
+            let msgs: Vec<CMsg<'_>> = serde_json::from_str(raw).ok()?;
+            for call in msgs.iter().filter_map(|m| m.tool_calls.as_ref()).flatten() {
+                let name = call.function.as_ref().and_then(|f| f.name.as_ref());
+                if let (Some(id), Some(name)) = (&call.id, name) {
+                    names.insert(id.clone(), name.clone());
                 }
             }
-            for (i, m) in entries.iter().enumerate() {
-                let Some(m) = m else { continue };
-                if str_of(m, "role").as_deref() != Some("tool") {
+            for (i, m) in msgs.iter().enumerate() {
+                if m.role.as_deref() != Some("tool") {
                     continue;
                 }
-                if let Some(c) = m.get("content") {
-                    let tool = str_of(m, "tool_call_id").and_then(|id| names.get(&id).cloned());
-                    out.push(ResultSpan {
+                if let Some(c) = m.content {
+                    spans.push(ResultSpan {
                         path: (i, 0),
                         range: offset(text, c),
-                        tool,
+                        tool: tool(&names, &m.tool_call_id),
                     });
                 }
             }
         }
         Api::OpenAiResponses => {
-            for m in entries.iter().flatten() {
+            let items: Vec<RItem<'_>> = serde_json::from_str(raw).ok()?;
+            for m in &items {
                 if matches!(
-                    str_of(m, "type").as_deref(),
+                    m.kind.as_deref(),
                     Some("function_call" | "custom_tool_call")
                 ) {
-                    if let (Some(id), Some(name)) = (str_of(m, "call_id"), str_of(m, "name")) {
-                        names.insert(id, name);
+                    if let (Some(id), Some(name)) = (&m.call_id, &m.name) {
+                        names.insert(id.clone(), name.clone());
                     }
                 }
             }
-            for (i, m) in entries.iter().enumerate() {
-                let Some(m) = m else { continue };
+            for (i, m) in items.iter().enumerate() {
                 if !matches!(
-                    str_of(m, "type").as_deref(),
+                    m.kind.as_deref(),
                     Some("function_call_output" | "custom_tool_call_output")
                 ) {
                     continue;
                 }
-                if let Some(c) = m.get("output") {
-                    let tool = str_of(m, "call_id").and_then(|id| names.get(&id).cloned());
-                    out.push(ResultSpan {
+                if let Some(c) = m.output {
+                    spans.push(ResultSpan {
                         path: (i, 0),
                         range: offset(text, c),
-                        tool,
+                        tool: tool(&names, &m.call_id),
                     });
                 }
             }
         }
     }
-    Some(out)
+    Some(Scan { list, spans })
 }
 
 /// `body` with each `(range, bytes)` edit applied; edits are sorted and do not
@@ -175,31 +264,6 @@ pub(crate) fn apply(body: &[u8], edits: &[(Range<usize>, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-/// The edits that carry `new`'s changed results into `old`: for each result of `old`
-/// whose content value reads differently in `new` (compared as JSON values), `new`'s
-/// bytes for it. `None` when the two bodies do not have the same results in the same
-/// places (the caller then does not use `new`).
-pub(crate) fn carry_over(api: Api, old: &str, new: &str) -> Option<Vec<(Range<usize>, Vec<u8>)>> {
-    let a = result_spans(api, old)?;
-    let b = result_spans(api, new)?;
-    if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| x.path != y.path) {
-        return None;
-    }
-    let mut edits = Vec::new();
-    for (x, y) in a.iter().zip(&b) {
-        let (xs, ys) = (&old[x.range.clone()], &new[y.range.clone()]);
-        if xs == ys {
-            continue;
-        }
-        let xv: Value = serde_json::from_str(xs).ok()?;
-        let yv: Value = serde_json::from_str(ys).ok()?;
-        if xv != yv {
-            edits.push((x.range.clone(), ys.as_bytes().to_vec()));
-        }
-    }
-    Some(edits)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,11 +272,48 @@ mod tests {
     fn spans_cover_exactly_the_content_values() {
         let body = r#"{ "model":"m", "messages" : [ {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},
             {"role":"user","content":[ {"type":"tool_result","tool_use_id":"t1", "content" :  "a\u00e9b" } ]} ] }"#;
-        let s = result_spans(Api::AnthropicMessages, body).unwrap();
+        let scan = scan(Api::AnthropicMessages, body).unwrap();
+        assert_eq!(&body[scan.list.clone()][..3], "[ {");
+        let s = scan.spans;
         assert_eq!(s.len(), 1);
         assert_eq!(&body[s[0].range.clone()], r#""a\u00e9b""#);
         assert_eq!(s[0].path, (1, 0));
         assert_eq!(s[0].tool.as_deref(), Some("Bash"));
+    }
+
+    #[test]
+    fn chat_and_responses_results_are_found_with_their_tool_names() {
+        let chat = r#"{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"shell","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"x"}]},{"role":"user","content":"ok"}]}"#;
+        let s = scan(Api::OpenAiChat, chat).unwrap().spans;
+        assert_eq!(s.len(), 1);
+        assert_eq!(&chat[s[0].range.clone()], r#"[{"type":"text","text":"x"}]"#);
+        assert_eq!((s[0].path, s[0].tool.as_deref()), ((1, 0), Some("shell")));
+        let resp = r#"{"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]},
+            {"type":"function_call","call_id":"k","name":"exec_command","arguments":"{}"},
+            {"type":"function_call_output","call_id":"k","output":"done\\n"}]}"#;
+        let s = scan(Api::OpenAiResponses, resp).unwrap().spans;
+        assert_eq!(s.len(), 1);
+        assert_eq!(&resp[s[0].range.clone()], r#""done\\n""#);
+        assert_eq!(
+            (s[0].path, s[0].tool.as_deref()),
+            ((2, 0), Some("exec_command"))
+        );
+    }
+
+    #[test]
+    fn another_shape_is_not_scanned() {
+        for (api, body) in [
+            (Api::AnthropicMessages, r#"{"messages":{}}"#),
+            (Api::AnthropicMessages, r#"{"messages":[1]}"#),
+            (Api::AnthropicMessages, r#"{"messages":[],"messages":[]}"#),
+            (Api::AnthropicMessages, r#"[{"role":"user"}]"#),
+            (Api::OpenAiChat, r#"{"messages":[{"role":7}]}"#),
+            (Api::OpenAiResponses, r#"{"input":"just text"}"#),
+            (Api::OpenAiResponses, r#"{"messages":[]}"#),
+        ] {
+            assert_eq!(scan(api, body), None, "{body}");
+        }
     }
 
     #[test]

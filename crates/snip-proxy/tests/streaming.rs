@@ -146,6 +146,51 @@ async fn a_client_disconnect_cancels_the_upstream_request() {
     }
 }
 
+#[tokio::test]
+async fn a_client_that_half_closes_after_its_request_gets_the_answer() {
+    let s = setup().await;
+    let log = long_log("h");
+    let body = serde_json::to_vec(&serde_json::json!({
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": log}]}
+        ]
+    }))
+    .unwrap();
+    for rewritten in [false, true] {
+        let (path, payload) = if rewritten {
+            ("/v1/messages", body.clone())
+        } else {
+            ("/v1/models", Vec::new())
+        };
+        let mut req = format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\nx-api-key: k\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            payload.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(&payload);
+        let mut sock = tokio::net::TcpStream::connect(s.proxy).await.unwrap();
+        sock.write_all(&req).await.unwrap();
+        sock.shutdown().await.unwrap(); // the write side only: SHUT_WR
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), sock.read_to_end(&mut got))
+            .await
+            .expect("the answer arrives after the client's half-close")
+            .unwrap();
+        let got = String::from_utf8_lossy(&got);
+        assert!(got.starts_with("HTTP/1.1 200"), "{rewritten}: {got:.200}");
+        assert!(got.ends_with(r#"{"ok":true}"#), "{rewritten}: {got:.200}");
+        let up = last(&s);
+        assert_eq!(up.target, path);
+        if rewritten {
+            assert!(up.body.len() < body.len() / 2, "the result was compressed");
+        }
+    }
+}
+
 /// Sends raw bytes and returns the status line.
 async fn raw(s: &Setup, request: &[u8]) -> String {
     let mut sock = tokio::net::TcpStream::connect(s.proxy).await.unwrap();
@@ -217,6 +262,74 @@ async fn an_unreachable_upstream_answers_502() {
         .unwrap();
     let resp = client().request(req).await.unwrap();
     assert_eq!(resp.status(), 502);
+}
+
+#[tokio::test]
+async fn an_https_upstream_is_trusted_through_the_ca_file() {
+    let (ca_pem, acceptor) = test_ca();
+    let (up_addr, upstream) = start_upstream_with(Some(acceptor)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("test-ca.pem");
+    std::fs::write(&ca_file, ca_pem).unwrap();
+    let log = long_log("tls");
+    let body = serde_json::to_vec(&serde_json::json!({
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": log}]}
+        ]
+    }))
+    .unwrap();
+    let store = dir.path().join("store").to_string_lossy().into_owned();
+    let opts =
+        snip_store::StoreOptions::from_lookup(|k| (k == "SNIP_STORE_DIR").then(|| store.clone()))
+            .unwrap();
+    for (host, trusted) in [
+        ("localhost", true),
+        ("127.0.0.1", true),
+        ("localhost", false),
+    ] {
+        let url = format!("https://{host}:{}", up_addr.port());
+        let config = snip_proxy::ProxyConfig {
+            anthropic: snip_proxy::Upstream::parse(&url).unwrap(),
+            extra_ca: trusted.then(|| ca_file.clone()),
+            ..Default::default()
+        };
+        let rewriter = snip_proxy::Rewriter::new(
+            snip_core::Config::default(),
+            snip_context::ContextSettings::default(),
+            snip_store::StoreHandle::open(&opts),
+        );
+        let proxy = snip_proxy::Proxy::bind(config, rewriter).await.unwrap();
+        let addr = proxy.local_addr();
+        tokio::spawn(proxy.serve(std::future::pending()));
+        let req = hyper::Request::post(format!("http://{addr}/v1/messages"))
+            .header("x-api-key", "k")
+            .body(http_body_util::Full::new(bytes::Bytes::from(body.clone())))
+            .unwrap();
+        let seen = upstream.requests.lock().unwrap().len();
+        let resp = client().request(req).await.unwrap();
+        let status = resp.status();
+        let answer = resp.into_body().collect().await.unwrap().to_bytes();
+        let answer = String::from_utf8_lossy(&answer);
+        let now = upstream.requests.lock().unwrap().len();
+        if trusted {
+            assert_eq!(status, 200, "{url}: {answer}");
+            assert_eq!(answer, r#"{"ok":true}"#);
+            assert_eq!(now, seen + 1);
+            let got = upstream.requests.lock().unwrap()[seen].clone();
+            assert_eq!(got.headers["host"], format!("{host}:{}", up_addr.port()));
+            assert!(got.body.len() < body.len() / 2, "compressed over TLS too");
+        } else {
+            // Without the CA file the test CA is unknown: the handshake fails and
+            // nothing reaches the upstream.
+            assert_eq!(status, 502, "{url}: {answer}");
+            assert!(answer.contains("certificate"), "{answer}");
+            assert_eq!(now, seen);
+        }
+    }
 }
 
 #[tokio::test]

@@ -170,7 +170,7 @@ pub fn compress_recorded(
     store: &StoreHandle,
     source: &str,
 ) -> Outcome {
-    let run = catch_unwind(AssertUnwindSafe(|| {
+    guarded(input, || {
         let outcome = snip_core::compress(input, config, &mut HandleRetain(store));
         if let StoreHandle::Open(s) = store {
             if config.enabled && (outcome.changed || input.len() > config.max_bytes) {
@@ -178,7 +178,21 @@ pub fn compress_recorded(
             }
         }
         outcome
-    }));
+    })
+}
+
+/// [`compress_recorded`] without the ledger row: originals go to the store behind
+/// `store`, and the caller writes its own rows (the proxy writes one per request, not
+/// one per tool result). Never errors and never panics, as [`compress_recorded`].
+pub fn compress_kept(input: &[u8], config: &Config, store: &StoreHandle) -> Outcome {
+    guarded(input, || {
+        snip_core::compress(input, config, &mut HandleRetain(store))
+    })
+}
+
+/// `run()`, or `input` unchanged with [`Outcome::failed_open`] set when it panics.
+fn guarded(input: &[u8], run: impl FnOnce() -> Outcome) -> Outcome {
+    let run = catch_unwind(AssertUnwindSafe(run));
     run.unwrap_or_else(|panic| {
         let why = snip_core::util::panic_message(panic.as_ref(), "unknown panic");
         let mut o = Outcome::unchanged(input);

@@ -176,6 +176,13 @@ async fn answer(
 
 /// Starts the upstream on a free loopback port.
 pub async fn start_upstream() -> (SocketAddr, Upstream_) {
+    start_upstream_with(None).await
+}
+
+/// Starts the upstream on a free loopback port, over TLS with `tls` when given.
+pub async fn start_upstream_with(
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> (SocketAddr, Upstream_) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let up = Upstream_::default();
@@ -186,15 +193,49 @@ pub async fn start_upstream() -> (SocketAddr, Upstream_) {
                 continue;
             };
             let state = state.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |req| answer(state.clone(), req));
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
+                let http = hyper::server::conn::http1::Builder::new();
+                match tls {
+                    None => {
+                        let _ = http.serve_connection(TokioIo::new(stream), svc).await;
+                    }
+                    Some(tls) => {
+                        // A client that does not trust the certificate fails the
+                        // handshake: nothing to serve.
+                        if let Ok(stream) = tls.accept(stream).await {
+                            let _ = http.serve_connection(TokioIo::new(stream), svc).await;
+                        }
+                    }
+                }
             });
         }
     });
     (addr, up)
+}
+
+/// A test CA made now and a certificate it signs for `localhost` and 127.0.0.1:
+/// (the CA's PEM, a TLS acceptor serving the certificate).
+pub fn test_ca() -> (String, tokio_rustls::TlsAcceptor) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let params = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert = params.signed_by(&key, &ca).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls_pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca.pem(), tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
 pub struct Setup {
