@@ -173,6 +173,9 @@ def test_bad_arguments_are_tool_errors_the_model_sees(store, era):
                 result = await s.call_tool("snip_restore", args)
                 assert result.is_error is True, args
                 assert result.content and result.content[0].text, args
+                # The restore protocol's answer, as snip restore prints it.
+                assert result.structured_content["status"] == "invalid", args
+                assert result.structured_content["mode"] is None, args
             # A malformed id is the store's `invalid`, also a tool error.
             result = await s.call_tool("snip_restore", {"id": "../../etc/passwd"})
             assert result.is_error is True

@@ -162,13 +162,39 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit();
     }
-    eprintln!("snip: {}", one_line_usage_error(&e.render().to_string()));
+    let rendered = e.render().to_string();
+    let usage = (!rendered
+        .lines()
+        .any(|l| l.trim_start().starts_with("Usage: ")))
+    .then(usage_of_invocation);
+    eprintln!(
+        "snip: {}",
+        one_line_usage_error(&rendered, usage.as_deref())
+    );
     ExitCode::from(2)
+}
+
+/// The usage line of the (sub)command this invocation names, for the errors clap
+/// renders without one (a bad value, e.g. `--format xml`): `snip [OPTIONS] …`, or
+/// `snip restore [OPTIONS] <ID|CALL>` for a word naming a subcommand.
+fn usage_of_invocation() -> String {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let sub = std::env::args()
+        .skip(1)
+        .find_map(|a| cmd.find_subcommand(&a).map(|c| c.get_name().to_string()));
+    let usage = match sub.and_then(|n| cmd.find_subcommand_mut(&n).map(|c| c.render_usage())) {
+        Some(u) => u,
+        None => cmd.render_usage(),
+    };
+    let usage = usage.to_string();
+    let usage = usage.trim();
+    usage.strip_prefix("Usage: ").unwrap_or(usage).to_string()
 }
 
 /// clap's rendered error (`error: …`, a tip, `Usage: …`, `For more information, try
 /// '--help'.`) as one line: `… (usage: …; try '--help')`.
-fn one_line_usage_error(rendered: &str) -> String {
+fn one_line_usage_error(rendered: &str, fallback_usage: Option<&str>) -> String {
     let lines: Vec<&str> = rendered
         .lines()
         .map(str::trim)
@@ -188,7 +214,11 @@ fn one_line_usage_error(rendered: &str) -> String {
     if let Some(tip) = lines.iter().find_map(|l| l.strip_prefix("tip: ")) {
         out.push_str(&format!(" ({tip})"));
     }
-    if let Some(usage) = lines.iter().find_map(|l| l.strip_prefix("Usage: ")) {
+    if let Some(usage) = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("Usage: "))
+        .or(fallback_usage)
+    {
         out.push_str(&format!("; usage: {usage}"));
     }
     out.push_str("; try '--help'");

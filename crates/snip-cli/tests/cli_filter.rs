@@ -543,6 +543,25 @@ fn a_bad_flag_is_one_line_with_the_usage() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("usage: snip restore"), "{err}");
+    // A bad value (clap renders it without a usage line) gets one too: message,
+    // usage, try --help, on one line.
+    for (args, usage) in [
+        (&["--format", "xml"][..], "usage: snip [OPTIONS]"),
+        (&["filter", "--format", "xml"][..], "usage: snip filter"),
+        (
+            &["restore", "x", "--align", "word"][..],
+            "usage: snip restore",
+        ),
+    ] {
+        let o = snip(dir.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(usage) && err.contains("try '--help'"),
+            "{args:?}: {err}"
+        );
+    }
     let o = snip(dir.path()).arg("--help").output().unwrap();
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).lines().count() > 10);

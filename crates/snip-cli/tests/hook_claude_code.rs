@@ -15,6 +15,7 @@ fn corpus(name: &str) -> String {
 
 struct Run {
     stdout: Vec<u8>,
+    stderr: Vec<u8>,
     code: Option<i32>,
 }
 
@@ -39,6 +40,7 @@ fn hook(store: &Path, stdin: &[u8]) -> Run {
     writer.join().unwrap();
     Run {
         stdout: out.stdout,
+        stderr: out.stderr,
         code: out.status.code(),
     }
 }
@@ -358,6 +360,41 @@ fn unknown_tools_small_outputs_and_malformed_input_fail_open() {
         assert_eq!(r.code, Some(0));
         assert_eq!(r.stdout, b"{}\n");
     }
+}
+
+/// A payload without `hook_event_name` (or not a payload at all) is not guessed at: no
+/// change, exit 0, and one line on stderr saying why. An event snip has nothing to do
+/// for is silent.
+#[test]
+fn a_payload_snip_cannot_read_says_why_on_stderr() {
+    let (_d, store) = store_dir();
+    let big = "x\n".repeat(40_000);
+    let mut nameless = post(
+        "Bash",
+        json!({"stdout": big, "stderr": "", "interrupted": false}),
+    );
+    nameless.as_object_mut().unwrap().remove("hook_event_name");
+    let cases: [(Vec<u8>, &str); 4] = [
+        (nameless.to_string().into_bytes(), "no hook_event_name"),
+        (br#"{"hook_event_name": 7}"#.to_vec(), "not a string"),
+        (b"[1, 2]".to_vec(), "not a JSON object"),
+        (b"{not json".to_vec(), "not JSON"),
+    ];
+    for (raw, why) in cases {
+        let r = hook(&store, &raw);
+        assert_eq!((r.code, r.stdout.as_slice()), (Some(0), &b"{}\n"[..]));
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("snip hook claude-code: ") && err.contains(why),
+            "{err}"
+        );
+    }
+    let r = hook(&store, br#"{"hook_event_name": "Stop", "session_id": "s"}"#);
+    assert_eq!(
+        (r.stdout.as_slice(), r.stderr.as_slice()),
+        (&b"{}\n"[..], &b""[..])
+    );
 }
 
 #[test]

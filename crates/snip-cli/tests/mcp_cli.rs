@@ -73,3 +73,89 @@ fn unparsable_lines_are_ignored_and_the_session_goes_on() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// The `structuredContent` of each `snip_restore` call with `args`, over one `snip mcp`
+/// session on `store`, with the call's `isError`.
+fn mcp_restores(store: &std::path::Path, args: &[Value]) -> Vec<(Value, bool)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
+        .arg("mcp")
+        .env("SNIP_STORE_DIR", store)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut next = || -> Value {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    next();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let call = serde_json::json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
+            "params":{"name":"snip_restore","arguments":a}});
+        writeln!(stdin, "{call}").unwrap();
+        let v = next();
+        let r = &v["result"];
+        out.push((r["structuredContent"].clone(), r["isError"] == true));
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    out
+}
+
+/// `snip restore CALL`'s JSON answer and exit code.
+fn cli_restore(store: &std::path::Path, call: &str) -> (Value, i32) {
+    let o = Command::new(env!("CARGO_BIN_EXE_snip"))
+        .args(["restore", call])
+        .env("SNIP_STORE_DIR", store)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    (v, o.status.code().unwrap())
+}
+
+/// An unknown field and a malformed range for an absent (evicted) id get the same
+/// `invalid` answer from the MCP tool and `snip restore` (docs/restore.md, "Which
+/// status wins").
+#[test]
+fn mcp_and_cli_answer_malformed_requests_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let id = "sn_0123456789abcdef01234567";
+    let mcp = mcp_restores(
+        &store,
+        &[
+            serde_json::json!({"id": id, "bogus": 1}),
+            serde_json::json!({"id": id, "mode": "lines", "start": 9, "end": 2}),
+        ],
+    );
+    let cli = [
+        cli_restore(&store, &format!(r#"snip_restore(id="{id}", bogus=1)"#)),
+        cli_restore(
+            &store,
+            &format!(r#"snip_restore(id="{id}", mode="lines", start=9, end=2)"#),
+        ),
+    ];
+    for ((m, is_error), (c, code)) in mcp.iter().zip(&cli) {
+        assert_eq!(m["status"], "invalid", "{m}");
+        assert!(is_error, "{m}");
+        assert_eq!((&c["status"], *code), (&Value::from("invalid"), 2), "{c}");
+        assert_eq!((&m["id"], &m["mode"]), (&c["id"], &c["mode"]), "{m} vs {c}");
+    }
+}

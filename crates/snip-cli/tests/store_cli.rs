@@ -702,3 +702,97 @@ fn a_damaged_original_of_the_same_size_is_not_served() {
     let o = env.run(&["restore", &id, "--full", "--raw"]);
     assert_eq!(o.stdout, original);
 }
+
+/// Bytes of every file in `objects/`: entries and temp files.
+fn objects_bytes(dir: &Path) -> (u64, usize) {
+    let mut total = 0;
+    let mut temps = 0;
+    for e in std::fs::read_dir(dir.join("objects")).unwrap().flatten() {
+        total += e.metadata().map(|m| m.len()).unwrap_or(0);
+        temps += usize::from(e.file_name().to_string_lossy().starts_with(".tmp-"));
+    }
+    (total, temps)
+}
+
+/// Temp files of `snip` processes SIGKILLed mid-write count against
+/// `SNIP_STORE_MAX_BYTES`: each writer reserves its bytes before writing, so a killed
+/// one's file is counted, and the next writer that would go over the cap removes the
+/// dead writers' files (no one holds them locked) instead of letting them pile up until
+/// `snip gc`. After every kill, entries and temp files together stay within the cap.
+#[test]
+fn temp_files_of_killed_writers_count_against_the_cap() {
+    const CAP: u64 = 12 << 20;
+    const INPUT: usize = 5 << 20;
+    let env = Env::new();
+    let cap = CAP.to_string();
+    let envs = [("SNIP_STORE_MAX_BYTES", cap.as_str())];
+    // A first original, so the usage record exists.
+    let o = env.run_with(&[], &[], &envs, &distinct_log());
+    assert!(o.status.success());
+    let input_dir = tempfile::tempdir().unwrap();
+    let (mut caught, mut worst) = (0, 0);
+    for attempt in 0..200 {
+        if caught >= 6 {
+            break;
+        }
+        // A distinct input each time (no deduplication), read from a file (fast).
+        let path = input_dir.path().join("input");
+        let line = format!("attempt {attempt} wrote this distinct line of the input\n");
+        let mut data = Vec::with_capacity(INPUT);
+        let mut i = 0u64;
+        while data.len() < INPUT {
+            i += 1;
+            data.extend_from_slice(format!("{i} {line}").as_bytes());
+        }
+        std::fs::write(&path, &data).unwrap();
+        let before: Vec<_> = std::fs::read_dir(env.dir.join("objects"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        let mut child = env
+            .cmd(&[], &[])
+            .env("SNIP_STORE_MAX_BYTES", &cap)
+            .stdin(std::fs::File::open(&path).unwrap())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        let mut mid_write = false;
+        while t0.elapsed() < std::time::Duration::from_secs(20) {
+            mid_write = std::fs::read_dir(env.dir.join("objects"))
+                .unwrap()
+                .flatten()
+                .any(|e| {
+                    // This writer's temp file, most of the original written: the kill
+                    // leaves a large file.
+                    !before.contains(&e.file_name())
+                        && e.file_name().to_string_lossy().starts_with(".tmp-")
+                        && e.metadata().is_ok_and(|m| m.len() >= INPUT as u64 / 2)
+                });
+            if mid_write || child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let (total, temps) = objects_bytes(&env.dir);
+        if mid_write && temps > 0 {
+            caught += 1;
+        }
+        worst = worst.max(total);
+        assert!(
+            total <= CAP,
+            "after attempt {attempt}: {total} bytes in objects/ ({temps} temp files) over the {CAP}-byte cap"
+        );
+    }
+    assert!(caught >= 3, "caught only {caught} writers mid-write");
+    // The store still takes and serves originals.
+    let o = env.run_with(&[], &[], &envs, &distinct_log());
+    assert!(o.status.success());
+    let (total, _) = objects_bytes(&env.dir);
+    assert!(total <= CAP, "{total} bytes after a normal write");
+    eprintln!("caught {caught} writers mid-write; at most {worst} bytes in objects/");
+}

@@ -44,6 +44,25 @@ pub fn respond(payload: &Value) -> Option<Value> {
     }
 }
 
+/// Why `payload` is not a hook payload snip can read, as one line for stderr, or
+/// `None` when it is one (including events snip has nothing to do for, such as
+/// `Stop`). Claude Code's hook input always carries `hook_event_name` (a string) in a
+/// JSON object; without it snip does not guess the event from the other fields: the
+/// hook answers "no change" (fail open) and says why on stderr.
+pub fn not_a_payload(payload: &Value) -> Option<String> {
+    let Some(obj) = payload.as_object() else {
+        return Some("the hook payload is not a JSON object".into());
+    };
+    match obj.get("hook_event_name") {
+        None => Some(
+            "the hook payload has no hook_event_name (Claude Code sends one with every hook event)"
+                .into(),
+        ),
+        Some(Value::String(_)) => None,
+        Some(_) => Some("the hook payload's hook_event_name is not a string".into()),
+    }
+}
+
 /// `PostToolUse`: the tool's output in its own shape, with long text compressed.
 pub fn post_tool_use(payload: &Value) -> Option<Value> {
     engine::set_restore_tool(RESTORE_TOOL);
@@ -331,20 +350,127 @@ fn bash_command(payload: &Value) -> &str {
         .unwrap_or("")
 }
 
-/// True when `command` runs `snip restore` (a word whose last path component is
-/// `snip`, quotes aside, followed by `restore`), also inside `snip run -- bash -c '…'`.
+/// True when `command` runs `snip restore`: some simple command of it (split at
+/// `;`, `&`, `|`, newlines, parentheses and backquotes outside quotes) whose command
+/// word, after variable assignments and `env`/`command`/`exec`/`time`/`nice`/`sudo`,
+/// has `snip` as its last path component and whose next word is `restore`; also
+/// inside `snip run [OPTIONS] -- CMD…` and a shell's `-c 'SCRIPT'`. A command that
+/// only mentions it (`grep -r "snip restore" .`, `echo snip restore`) does not run it.
 /// Its output is an original snip already gave back: compressing it again would hide
-/// it behind a new marker. Conservative: a false positive only leaves an output as it
-/// is.
+/// it behind a new marker.
 pub fn runs_snip_restore(command: &str) -> bool {
-    let words: Vec<&str> = command
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`'))
-        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words
-        .windows(2)
-        .any(|w| w[1] == "restore" && w[0].rsplit('/').next() == Some("snip"))
+    runs_restore_in(command, 0)
+}
+
+fn runs_restore_in(script: &str, depth: usize) -> bool {
+    depth < 4
+        && shell_words(script).split(|w| w.is_none()).any(|simple| {
+            let words: Vec<&str> = simple.iter().flatten().map(String::as_str).collect();
+            simple_runs_restore(&words, depth)
+        })
+}
+
+/// One simple command's words: does it run `snip restore`?
+fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
+    let mut rest = words;
+    // Assignments and the wrappers that run their arguments as a command.
+    while let Some((w, tail)) = rest.split_first() {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        if is_assignment(w) {
+            rest = tail;
+        } else if matches!(name, "env" | "command" | "exec" | "time" | "nice" | "sudo") {
+            rest = tail;
+            // Their options, and the value of those that take one (`nice -n 5`,
+            // `sudo -u me`, `env -C dir`).
+            while let Some((w, tail)) = rest.split_first() {
+                if !(w.starts_with('-') || is_assignment(w)) {
+                    break;
+                }
+                rest = match *w {
+                    "-n" | "-u" | "-g" | "-C" | "-S" | "-p" => tail.get(1..).unwrap_or(&[]),
+                    _ => tail,
+                };
+            }
+        } else {
+            break;
+        }
+    }
+    let Some((cmd, args)) = rest.split_first() else {
+        return false;
+    };
+    let name = cmd.rsplit('/').next().unwrap_or(cmd);
+    if name == "snip" {
+        return match args.first() {
+            Some(&"restore") => true,
+            // `snip run [OPTIONS] -- CMD…`
+            Some(&"run") => args
+                .iter()
+                .position(|w| *w == "--")
+                .is_some_and(|i| simple_runs_restore(&args[i + 1..], depth)),
+            _ => false,
+        };
+    }
+    if matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
+        if let Some(i) = args
+            .iter()
+            .position(|w| w.starts_with('-') && w.ends_with('c'))
+        {
+            return args
+                .get(i + 1)
+                .is_some_and(|script| runs_restore_in(script, depth + 1));
+        }
+    }
+    false
+}
+
+/// A shell command line as words (quotes removed, backslash escapes applied), with
+/// `None` at each command separator outside quotes (`;`, `&`, `|`, newline, `(`,
+/// `)`, a backquote). Not a full shell parser: enough to tell which word is a simple
+/// command's command word.
+fn shell_words(line: &str) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    if n != '\n' {
+                        word.get_or_insert_with(String::new).push(n);
+                    }
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for n in chars.by_ref() {
+                    if n == '\'' {
+                        break;
+                    }
+                    w.push(n);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(n) = chars.next() {
+                    match n {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            w.extend(chars.next());
+                        }
+                        _ => w.push(n),
+                    }
+                }
+            }
+            ';' | '&' | '|' | '\n' | '(' | ')' | '`' => {
+                out.extend(word.take().map(Some));
+                out.push(None);
+            }
+            c if c.is_whitespace() => out.extend(word.take().map(Some)),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word.take().map(Some));
+    out
 }
 
 /// True when some simple command in `command` starts with a stateful builtin, or the
@@ -502,6 +628,11 @@ mod tests {
             "/opt/bin/snip restore sn_1 --lines 3:9",
             "cd x && \"/opt/my dir/snip\" restore sn_1",
             "'/opt/snip' run -- bash -c 'snip restore sn_1 --raw'",
+            "SNIP_STORE_DIR=/tmp/s snip restore sn_1",
+            "env A=1 nice -n 5 snip restore sn_1 | head",
+            "sudo -u me /usr/local/bin/snip restore sn_1",
+            "ls; snip run --restore-tool t -- snip restore sn_1",
+            "echo start\nsnip restore sn_1",
         ] {
             assert!(runs_snip_restore(cmd), "{cmd}");
             let p = json!({"hook_event_name":"PostToolUse","tool_name":"Bash",
@@ -514,6 +645,11 @@ mod tests {
             "echo restore",
             "snipper restore",
             "git restore .",
+            r#"grep -r "snip restore" ."#,
+            "echo snip restore",
+            "rg 'snip restore sn_1' docs/",
+            "cat notes.txt | grep snip\\ restore",
+            "bash -c 'echo snip restore'",
         ] {
             assert!(!runs_snip_restore(cmd), "{cmd}");
         }

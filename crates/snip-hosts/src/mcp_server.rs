@@ -71,14 +71,39 @@ impl SnipServer {
         vec![restore, stats]
     }
 
+    /// Answers one `tools/call` by the tool's name and arguments, as the server does
+    /// (blocking: store reads are file I/O): a tool's result, `isError` for arguments
+    /// it cannot read, or the JSON-RPC error for a tool it does not have.
+    ///
+    /// # Errors
+    /// `invalid_params` naming an unknown tool.
+    pub fn call(&self, name: &str, args: Option<JsonObject>) -> Result<CallToolResult, ErrorData> {
+        match name {
+            RESTORE_TOOL => Ok(self.restore(args)),
+            STATS_TOOL => Ok(self.stats(args)),
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool: {other}"),
+                None,
+            )),
+        }
+    }
+
     fn restore(&self, args: Option<JsonObject>) -> CallToolResult {
         let args = Value::Object(args.unwrap_or_default());
-        // The store's own request type: its schema is the one the tool announces.
-        let request: RestoreRequest = match serde_json::from_value(args) {
-            Ok(a) => a,
-            Err(e) => return invalid(&format!("invalid snip_restore arguments: {e}")),
+        // The store's own request type: its schema is the one the tool announces. A
+        // request it cannot read (an unknown field, a wrong type) gets the protocol's
+        // `invalid` answer, as `snip restore` and the Python binding give it.
+        let response = match serde_json::from_value::<RestoreRequest>(args.clone()) {
+            Ok(request) => engine::restore_request(&request),
+            Err(e) => {
+                let id = args.get("id").and_then(Value::as_str).unwrap_or_default();
+                serde_json::to_value(snip_store::RestoreResponse::malformed(
+                    id,
+                    format!("malformed restore request: {e}"),
+                ))
+                .unwrap_or_default()
+            }
         };
-        let response = engine::restore_request(&request);
         let status = response
             .get("status")
             .and_then(Value::as_str)
@@ -136,23 +161,9 @@ impl ServerHandler for SnipServer {
         let name = request.name.to_string();
         let args = request.arguments;
         // Store reads are blocking file I/O; keep them off the protocol task.
-        let result = match name.as_str() {
-            RESTORE_TOOL | STATS_TOOL => tokio::task::spawn_blocking(move || {
-                if name == RESTORE_TOOL {
-                    this.restore(args)
-                } else {
-                    this.stats(args)
-                }
-            })
+        let result = tokio::task::spawn_blocking(move || this.call(&name, args))
             .await
-            .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))?,
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool: {other}"),
-                    None,
-                ))
-            }
-        };
+            .map_err(|e| ErrorData::internal_error(format!("tool task failed: {e}"), None))??;
         Ok(result.into())
     }
 }

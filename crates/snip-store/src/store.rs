@@ -7,7 +7,9 @@
 //! lock             flock(2) target; holds the usage counters (JSON)
 //! objects/         0700
 //!   sn_<24 hex>    one original: 116-byte header + the bytes (see `entry`)
-//!   .tmp-*         an original being written (renamed into place when complete)
+//!   .new-*         a temp file just created, before its writer has locked it
+//!   .tmp-*         an original being written (renamed into place when complete);
+//!                  locked by its writer from before it has this name
 //! ledger.jsonl     the savings ledger; ledger.jsonl.1 is the previous one
 //! ```
 //!
@@ -37,6 +39,10 @@ const RESCAN_EVERY: Duration = Duration::from_secs(600);
 const PARALLEL_HASH_MIN: usize = 256 * 1024;
 /// A temp file left this long and not locked by a writer is from a dead writer.
 const STALE_TEMP_AGE: Duration = Duration::from_secs(2);
+/// Name prefix of a temp file before its writer has locked it.
+const NEW_PREFIX: &str = ".new-";
+/// Name prefix of a temp file its writer holds locked.
+const TMP_PREFIX: &str = ".tmp-";
 
 /// An open store of originals. Cheap to share by reference across threads; every
 /// method is safe to call from many processes at once.
@@ -74,6 +80,47 @@ struct Usage {
     bytes: u64,
     scanned_ms: u64,
     puts: u64,
+    /// Bytes of temp files: reserved by each writer before it writes one, given back
+    /// when it is renamed into place or removed. A writer killed mid-write never gives
+    /// its bytes back, so its temp file counts against `SNIP_STORE_MAX_BYTES` until a
+    /// scan removes it (and re-derives this from the temp files left).
+    #[serde(default)]
+    pending: u64,
+}
+
+/// A writer's reservation of `bytes` in [`Usage::pending`]; given back on drop unless
+/// taken (the writer then settles it under the lock it already holds).
+struct Reservation<'a> {
+    store: &'a Store,
+    bytes: u64,
+}
+
+impl Reservation<'_> {
+    /// The bytes reserved (0 when none were), no longer given back on drop.
+    fn take(&mut self) -> u64 {
+        std::mem::take(&mut self.bytes)
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            if let Ok(lock) = self.store.lock() {
+                give_back(&lock, self.bytes);
+            }
+        }
+    }
+}
+
+/// Under the lock: gives `bytes` of a reservation back.
+fn give_back(lock: &File, bytes: u64) {
+    if let Some(u) = read_usage(lock) {
+        let u = Usage {
+            pending: u.pending.saturating_sub(bytes),
+            ..u
+        };
+        write_usage(lock, &u);
+    }
 }
 
 /// One entry found by a scan.
@@ -212,7 +259,9 @@ impl Store {
             return Ok(id);
         }
         let file_len = len + HEADER_LEN as u64;
+        let mut reservation;
         let (digest, tmp) = if original.len() >= PARALLEL_HASH_MIN {
+            reservation = self.reserve(file_len)?;
             // Hash on a second thread while this one writes the bytes; a repeated
             // original then costs one wasted temp file, a new one half the time.
             let (digest, tmp) = std::thread::scope(|s| {
@@ -231,6 +280,7 @@ impl Store {
             if self.refresh_if_present(&self.objects.join(&id), file_len) {
                 return Ok(id);
             }
+            reservation = self.reserve(file_len)?;
             (digest, self.write_temp(original)?)
         };
         let id = self.key.id_for_digest(&digest);
@@ -244,21 +294,31 @@ impl Store {
             .ctx("write", tmp.path().to_path_buf())?;
 
         let lock = self.lock()?;
+        // Settled here, under the lock already held (a drop would take it again).
+        let reserved = reservation.take();
         if self.refresh_if_present(&path, file_len) {
+            drop(tmp);
+            give_back(&lock, reserved);
             return Ok(id);
         }
-        tmp.persist(&path)
-            .map_err(|e| StoreError::io("rename into place", &path, e.error))?;
+        if let Err(e) = tmp.persist(&path) {
+            drop(e.file);
+            give_back(&lock, reserved);
+            return Err(StoreError::io("rename into place", &path, e.error));
+        }
         let mut usage = match read_usage(&lock) {
             Some(u) if !self.needs_rescan(&u) => Usage {
                 entries: u.entries + 1,
                 bytes: u.bytes + file_len,
                 puts: u.puts + 1,
+                pending: u.pending.saturating_sub(reserved),
                 ..u
             },
             _ => self.scan_usage()?,
         };
-        if usage.entries > self.opts.max_entries as u64 || usage.bytes > self.opts.max_bytes {
+        if usage.entries > self.opts.max_entries as u64
+            || usage.bytes + usage.pending > self.opts.max_bytes
+        {
             let low_entries = self.opts.max_entries as u64 - (self.opts.max_entries as u64 / 10);
             let low_bytes = self.opts.max_bytes - self.opts.max_bytes / 10;
             let (_, _, left) = self.evict(Some(&id), low_entries.max(1), low_bytes)?;
@@ -268,16 +328,60 @@ impl Store {
         Ok(id)
     }
 
-    /// Creates a temp file in `objects/`, locks it (so `gc` can tell a live writer
-    /// from a dead one) and writes `original` after room for the header.
+    /// Reserves `bytes` for a temp file in the usage counters (see [`Usage::pending`]),
+    /// first making room when the store would go over `SNIP_STORE_MAX_BYTES` with it.
+    /// Nothing is reserved when the counters are due for a rescan (the rename
+    /// re-derives them).
+    fn reserve(&self, bytes: u64) -> Result<Reservation<'_>, StoreError> {
+        let lock = self.lock()?;
+        let mut r = Reservation {
+            store: self,
+            bytes: 0,
+        };
+        let Some(mut u) = read_usage(&lock).filter(|u| !self.needs_rescan(u)) else {
+            return Ok(r);
+        };
+        if u.bytes + u.pending + bytes > self.opts.max_bytes {
+            let low_bytes = self.opts.max_bytes - self.opts.max_bytes / 10;
+            let (_, _, left) = self.evict(
+                None,
+                self.opts.max_entries as u64,
+                low_bytes.saturating_sub(bytes),
+            )?;
+            u = left;
+        }
+        u.pending += bytes;
+        write_usage(&lock, &u);
+        r.bytes = bytes;
+        Ok(r)
+    }
+
+    /// Creates a temp file in `objects/`, locks it (so a cleaner can tell a live
+    /// writer from a dead one: a `.tmp-*` file no one holds locked is a dead writer's)
+    /// and writes `original` after room for the header. It is created as `.new-*` and
+    /// renamed to `.tmp-*` once locked, so no `.tmp-*` file is ever unlocked while its
+    /// writer lives.
     fn write_temp(&self, original: &[u8]) -> Result<tempfile::NamedTempFile, StoreError> {
-        let tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
+        let new = tempfile::Builder::new()
+            .prefix(NEW_PREFIX)
             .tempfile_in(&self.objects)
             .ctx("create a temp file in", &self.objects)?;
-        tmp.as_file()
+        new.as_file()
             .lock_exclusive()
-            .ctx("lock", tmp.path().to_path_buf())?;
+            .ctx("lock", new.path().to_path_buf())?;
+        let (file, path) = new.into_parts();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(NEW_PREFIX))
+            .map(|rest| format!("{TMP_PREFIX}{rest}"))
+            .unwrap_or_else(|| format!("{TMP_PREFIX}{}", std::process::id()));
+        let tmp_path = self.objects.join(name);
+        path.persist_noclobber(&tmp_path)
+            .map_err(|e| StoreError::io("rename a temp file to", &tmp_path, e.error))?;
+        let tmp_path =
+            tempfile::TempPath::try_from_path(&tmp_path).ctx("name", tmp_path.clone())?;
+        let tmp = tempfile::NamedTempFile::from_parts(file, tmp_path);
         tmp.as_file()
             .write_all_at(original, HEADER_LEN as u64)
             .ctx("write", tmp.path().to_path_buf())?;
@@ -348,7 +452,7 @@ impl Store {
             return r.gc();
         }
         let lock = self.lock()?;
-        let stale = self.remove_stale_temps();
+        let (stale, _) = self.remove_stale_temps();
         let (expired, evicted, usage) =
             self.evict(None, self.opts.max_entries as u64, self.opts.max_bytes)?;
         write_usage(&lock, &usage);
@@ -420,15 +524,17 @@ impl Store {
     }
 
     /// Under the lock: re-derives the usage counters from `objects/`, first removing
-    /// temp files of dead writers (killed mid-write), which no counter includes.
+    /// temp files of dead writers (killed mid-write); the live writers' temp files
+    /// count as `pending`.
     fn scan_usage(&self) -> Result<Usage, StoreError> {
-        self.remove_stale_temps();
+        let (_, pending) = self.remove_stale_temps();
         let found = self.scan()?;
         Ok(Usage {
             entries: found.len() as u64,
             bytes: found.iter().map(|f| f.size).sum(),
             scanned_ms: unix_ms(SystemTime::now()),
             puts: 0,
+            pending,
         })
     }
 
@@ -441,7 +547,7 @@ impl Store {
         max_entries: u64,
         max_bytes: u64,
     ) -> Result<(u64, u64, Usage), StoreError> {
-        self.remove_stale_temps();
+        let (_, pending) = self.remove_stale_temps();
         let mut found = self.scan()?;
         found.sort_by(|a, b| a.mtime.cmp(&b.mtime).then_with(|| a.name.cmp(&b.name)));
         let mut entries = found.len() as u64;
@@ -452,7 +558,7 @@ impl Store {
                 continue;
             }
             let is_expired = self.is_expired(Some(f.mtime));
-            if !is_expired && entries <= max_entries && bytes <= max_bytes {
+            if !is_expired && entries <= max_entries && bytes + pending <= max_bytes {
                 // Sorted oldest first: nothing later is expired either.
                 break;
             }
@@ -474,35 +580,46 @@ impl Store {
             bytes,
             scanned_ms: unix_ms(SystemTime::now()),
             puts: 0,
+            pending,
         };
         Ok((expired, evicted, usage))
     }
 
-    /// Removes temp files whose writer is gone: not locked, and not modified for
-    /// [`STALE_TEMP_AGE`].
-    fn remove_stale_temps(&self) -> u64 {
+    /// Removes temp files whose writer is gone: a `.tmp-*` file no writer holds
+    /// locked (its writer locked it before giving it that name, and a killed writer's
+    /// lock goes with it), and a `.new-*` file not locked and not modified for
+    /// [`STALE_TEMP_AGE`] (a writer killed between creating and locking it). Returns
+    /// (files removed, bytes of the temp files left: live writers').
+    fn remove_stale_temps(&self) -> (u64, u64) {
         let Ok(rd) = fs::read_dir(&self.objects) else {
-            return 0;
+            return (0, 0);
         };
-        let mut n = 0;
+        let (mut n, mut left) = (0, 0);
         for de in rd.flatten() {
             let name = de.file_name();
-            if !name.to_string_lossy().starts_with(".tmp-") {
+            let name = name.to_string_lossy();
+            let tmp = name.starts_with(TMP_PREFIX);
+            if !tmp && !name.starts_with(NEW_PREFIX) {
                 continue;
             }
             let path = de.path();
             let Ok(f) = File::open(&path) else { continue };
-            let old = f
-                .metadata()
-                .and_then(|m| m.modified())
+            let Ok(md) = f.metadata() else { continue };
+            let old = md
+                .modified()
                 .ok()
                 .and_then(|m| SystemTime::now().duration_since(m).ok())
                 .is_some_and(|age| age >= STALE_TEMP_AGE);
-            if old && f.try_lock_exclusive().unwrap_or(false) && fs::remove_file(&path).is_ok() {
+            if (tmp || old)
+                && f.try_lock_exclusive().unwrap_or(false)
+                && fs::remove_file(&path).is_ok()
+            {
                 n += 1;
+            } else {
+                left += md.len();
             }
         }
-        n
+        (n, left)
     }
 }
 

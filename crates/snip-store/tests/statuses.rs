@@ -296,3 +296,40 @@ fn field_scopes_to_one_json_string_of_a_corpus_capture() {
         }
     }
 }
+
+/// A malformed range is `invalid` before the lookup: the same answer for an id the
+/// store holds, one it evicted, and one it never had (and with no store at all).
+#[test]
+fn a_malformed_range_is_invalid_before_the_lookup() {
+    let (_d, store) = temp_store(|_| {});
+    let held = store.put(b"one\ntwo\nthree\n").unwrap();
+    let absent = "sn_0123456789abcdef01234567";
+    let bad = |id: &str| {
+        [
+            RestoreRequest::lines(id, 5, Some(2)),
+            RestoreRequest::lines(id, 0, None),
+            RestoreRequest::bytes(id, 9, Some(3)),
+            RestoreRequest::search(id, ""),
+            RestoreRequest {
+                max_bytes: Some(1),
+                ..RestoreRequest::full(id)
+            },
+        ]
+    };
+    for id in [held.as_str(), absent] {
+        for req in bad(id) {
+            let r = store.restore(&req);
+            assert_eq!(r.status, RestoreStatus::Invalid, "{id} {req:?}: {}", r.note);
+            let none = snip_store::RestoreResponse::no_store(&req, Path::new("/nonexistent"));
+            assert_eq!(
+                none.status,
+                RestoreStatus::Invalid,
+                "{req:?}: {}",
+                none.note
+            );
+        }
+    }
+    // A well-formed request for the absent id is still not_found.
+    let r = store.restore(&RestoreRequest::lines(absent, 2, Some(5)));
+    assert_eq!(r.status, RestoreStatus::NotFound);
+}

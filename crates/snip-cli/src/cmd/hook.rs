@@ -45,15 +45,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
+/// Payloads longer than this (bytes) are not kept in memory while they are answered.
+const KEEP_PAYLOAD_BUFFER_MAX: usize = 1 << 20;
+
 /// Reads the payload, answers it, and always exits 0.
 fn claude_code_hook() -> Result<ExitCode> {
     let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     let reply = match std::io::stdin().lock().read_to_end(&mut input) {
-        Ok(_) => std::panic::catch_unwind(|| {
-            let payload: serde_json::Value = serde_json::from_slice(&input).ok()?;
+        Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let payload: serde_json::Value = match serde_json::from_slice(&input) {
+                Ok(p) => p,
+                Err(e) => {
+                    not_handled(&format!("the hook payload is not JSON ({e})"));
+                    return None;
+                }
+            };
+            // A large payload's bytes are not kept while it is answered (the parsed
+            // payload holds its text): one copy less at the peak (docs/contract.md,
+            // memory bound).
+            if input.len() > KEEP_PAYLOAD_BUFFER_MAX {
+                input = Vec::new();
+            }
+            if let Some(why) = claude_code::not_a_payload(&payload) {
+                not_handled(&why);
+                return None;
+            }
             let reply = claude_code::respond(&payload);
             tell_once(reply, &payload)
-        })
+        }))
         .ok()
         .flatten(),
         Err(_) => None,
@@ -71,6 +90,12 @@ fn claude_code_hook() -> Result<ExitCode> {
     let _ = out.write_all(&input);
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line on stderr for a payload snip cannot read (the reply stays `{}`, exit 0:
+/// Claude Code shows a hook's stderr in its transcript view, not to the model).
+fn not_handled(why: &str) {
+    eprintln!("snip hook claude-code: {why}; no change made (replied {{}})");
 }
 
 /// When the store could not keep an original (so an output reached the model whole),

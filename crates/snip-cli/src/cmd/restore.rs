@@ -52,22 +52,41 @@ pub struct Args {
 
 /// Runs `snip restore`.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let req = match request(&args) {
-        Ok(r) => r,
-        Err(e) => {
+    let (req, resp) = match request(&args) {
+        Ok(req) => {
+            let resp = match crate::common::existing_store() {
+                Ok(store) => store.restore(&req),
+                Err(dir) => RestoreResponse::no_store(&req, &dir),
+            };
+            (req, resp)
+        }
+        // A pasted call that cannot be read (an unknown argument, a bad mode) is the
+        // protocol's `invalid` answer, as the MCP tool gives it; a bad flag is a usage
+        // error (stderr only).
+        Err(RequestError::Call(e)) => {
+            let id = call_id(&args.id);
+            let req = RestoreRequest {
+                id: id.clone(),
+                ..Default::default()
+            };
+            (
+                req,
+                RestoreResponse::malformed(&id, format!("malformed restore request: {e}")),
+            )
+        }
+        Err(RequestError::Flag(e)) => {
             eprintln!("snip restore: {e:#}");
             return Ok(ExitCode::from(2));
         }
     };
-    let resp = match crate::common::existing_store() {
-        Ok(store) => store.restore(&req),
-        Err(dir) => RestoreResponse::no_store(&req, &dir),
-    };
     let mut out = std::io::stdout().lock();
     if args.raw {
+        let mut ends_line = true;
         if let Some(bytes) = resp.content_bytes() {
             out.write_all(&bytes)?;
+            ends_line = bytes.last().is_none_or(|&b| b == b'\n');
         }
+        out.flush()?;
         // The content alone would hide a caveat the note carries (a line longer than
         // the response cap is cut, and the note says where the rest is).
         let caveat = resp
@@ -75,6 +94,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             .strip_prefix(snip_store::restore::UNTRUSTED_NOTE)
             .map(str::trim)
             .unwrap_or_default();
+        let notes = resp.status == RestoreStatus::Ok && (!caveat.is_empty() || resp.next.is_some());
+        // In one merged stream (an agent's terminal), a note must not join the
+        // original's last line (docs/restore.md, "snip restore").
+        if notes && !ends_line && stdout_is_stderr() {
+            eprintln!();
+        }
         if resp.status == RestoreStatus::Ok && !caveat.is_empty() {
             eprintln!("snip restore: {caveat}");
         }
@@ -95,16 +120,47 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::from(exit_code(resp.status)))
 }
 
+/// Whether stdout and stderr are the same file (`2>&1`, a terminal tool's one pipe).
+fn stdout_is_stderr() -> bool {
+    use rustix::fs::fstat;
+    match (fstat(std::io::stdout()), fstat(std::io::stderr())) {
+        (Ok(a), Ok(b)) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
+        _ => false,
+    }
+}
+
+/// Why the arguments make no request: a pasted call that cannot be read, or a flag.
+enum RequestError {
+    Call(anyhow::Error),
+    Flag(anyhow::Error),
+}
+
+/// The `id="…"` of a pasted call that could not be read, for the `invalid` answer
+/// to echo ("" when there is none).
+fn call_id(call: &str) -> String {
+    let unescaped = call.replace("\\\"", "\"");
+    unescaped
+        .split_once("id=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_default()
+}
+
 /// The request the flags describe.
-fn request(args: &Args) -> Result<RestoreRequest> {
-    let mut req = if snip_core::marker::strip_call_name(args.id.trim_start()).is_some() {
-        parse_call(&args.id)?
+fn request(args: &Args) -> std::result::Result<RestoreRequest, RequestError> {
+    let req = if snip_core::marker::strip_call_name(args.id.trim_start()).is_some() {
+        parse_call(&args.id).map_err(RequestError::Call)?
     } else {
         RestoreRequest {
             id: args.id.clone(),
             ..Default::default()
         }
     };
+    with_flags(req, args).map_err(RequestError::Flag)
+}
+
+/// `req` with the flags' settings over it.
+fn with_flags(mut req: RestoreRequest, args: &Args) -> Result<RestoreRequest> {
     if let Some(r) = &args.bytes {
         let (a, b) = range(r, "--bytes")?;
         (req.mode, req.start, req.end) = (RestoreMode::Bytes, a, b);

@@ -63,6 +63,9 @@ impl Store {
         if let Err(e) = id::validate_id(&req.id) {
             return RestoreResponse::failure(req, RestoreStatus::Invalid, e);
         }
+        if let Some(e) = req.shape_error() {
+            return RestoreResponse::failure(req, RestoreStatus::Invalid, e);
+        }
         let cap = match req.max_bytes {
             None => self.options().recovery_max_bytes,
             Some(n) if n < RECOVERY_MIN_BYTES => {

@@ -124,6 +124,61 @@ impl RestoreRequest {
 }
 
 impl RestoreRequest {
+    /// What is malformed in the request's own shape, seen without the original: a
+    /// range whose start is after its end, line 0, an empty or over-long query,
+    /// `max_bytes` below 4. Checked right after the id and before the lookup, so a
+    /// malformed request answers `invalid` whether or not the store holds its id
+    /// (evicted or never stored). Bounds that need the original (a start past its
+    /// end) are checked once it is read.
+    pub fn shape_error(&self) -> Option<String> {
+        if let Some(n) = self
+            .max_bytes
+            .filter(|&n| n < crate::options::RECOVERY_MIN_BYTES)
+        {
+            return Some(format!(
+                "max_bytes {n} is too small: ask for 4 to 65536 bytes"
+            ));
+        }
+        let (start, end) = (self.start, self.end);
+        match self.mode {
+            RestoreMode::Bytes => match (start, end) {
+                (Some(a), Some(b)) if a > b => Some(format!(
+                    "start {a} is after end {b}; bytes are 0-based, half-open [start, end)"
+                )),
+                _ => None,
+            },
+            RestoreMode::Lines | RestoreMode::Search => {
+                if self.mode == RestoreMode::Search {
+                    match self.query.as_deref() {
+                        None | Some("") => {
+                            return Some("search needs a non-empty query (literal text)".into())
+                        }
+                        Some(q) if q.len() > super::MAX_QUERY_BYTES => {
+                            return Some(format!(
+                                "query is {} bytes; search takes at most {}",
+                                q.len(),
+                                super::MAX_QUERY_BYTES
+                            ))
+                        }
+                        Some(_) => {}
+                    }
+                }
+                match (start, end) {
+                    (Some(0), _) => Some("lines are 1-based: start must be at least 1".into()),
+                    (Some(a), Some(b)) if b < a && self.mode == RestoreMode::Lines => {
+                        Some(format!(
+                            "end line {b} is before start line {a}; lines are 1-based, inclusive"
+                        ))
+                    }
+                    _ => None,
+                }
+            }
+            RestoreMode::Full => None,
+        }
+    }
+}
+
+impl RestoreRequest {
     /// Parses a restore call as markers quote it, e.g.
     /// `snip_restore(id="sn_…", mode="lines", start=201, end=7940)`, or with a host's
     /// name for the tool such as `mcp__snip__snip_restore(…)` (also with

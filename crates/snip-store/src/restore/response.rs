@@ -154,7 +154,9 @@ impl RestoreResponse {
     /// only reads and so does not create it: `invalid` for a malformed id, else
     /// `not_found`.
     pub fn no_store(req: &RestoreRequest, dir: &std::path::Path) -> Self {
-        match id::validate_id(&req.id) {
+        match id::validate_id(&req.id).map_err(|e| e.to_string()).and_then(|()| {
+            req.shape_error().map_or(Ok(()), Err)
+        }) {
             Err(e) => RestoreResponse::failure(req, RestoreStatus::Invalid, e),
             Ok(()) => RestoreResponse::failure(
                 req,
