@@ -3,7 +3,7 @@
 //! Order: `diff-protect` and `json-fields` gate first (a diff is returned untouched; a
 //! JSON document goes through its own rule); then on text `terminal-render`,
 //! `ansi-strip`, `repeat-collapse` (lossless, any size), then — only above the budget
-//! and with a retained original or the store off — `traceback-keep` and
+//! and with a retained original or the store off — `traceback-keep`, `shape-fold` and
 //! `head-tail-elide`. The original is offered to the store once: before the lossy rules
 //! when the input is over the budget (their markers need its id, and a failed store
 //! means lossless only), else after the lossless rules when they changed something.

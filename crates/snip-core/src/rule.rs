@@ -20,19 +20,22 @@ pub enum RuleId {
     RepeatCollapse,
     /// `traceback-keep`: a traceback's header, first and last frames and exception kept.
     TracebackKeep,
+    /// `shape-fold`: over the budget, a run of lines of one shape kept at its ends with a count.
+    ShapeFold,
     /// `head-tail-elide`: over the budget, head, tail and salient islands kept.
     HeadTailElide,
 }
 
 impl RuleId {
     /// Every id, in execution order (the order of [`crate::rules::REGISTRY`]).
-    pub const ALL: [RuleId; 7] = [
+    pub const ALL: [RuleId; 8] = [
         RuleId::DiffProtect,
         RuleId::JsonFields,
         RuleId::TerminalRender,
         RuleId::AnsiStrip,
         RuleId::RepeatCollapse,
         RuleId::TracebackKeep,
+        RuleId::ShapeFold,
         RuleId::HeadTailElide,
     ];
 
@@ -45,6 +48,7 @@ impl RuleId {
             RuleId::AnsiStrip => "ansi-strip",
             RuleId::RepeatCollapse => "repeat-collapse",
             RuleId::TracebackKeep => "traceback-keep",
+            RuleId::ShapeFold => "shape-fold",
             RuleId::HeadTailElide => "head-tail-elide",
         }
     }
@@ -161,8 +165,14 @@ pub(crate) struct GateRun<'a> {
 
 impl GateRun<'_> {
     /// The input is over the budget (`max_bytes`).
+    ///
+    /// snip's own marker lines (an output compressed again) do not count against the
+    /// budget: a first pass may end over it by the lines it must keep (a traceback's
+    /// end and the markers around it, at a tiny budget), and a second pass must change
+    /// nothing.
     pub fn over(&self) -> bool {
         self.input.len() > self.config.max_bytes
+            && self.input.len() - own_marker_bytes(self.input) > self.config.max_bytes
     }
 
     /// Offers the original to the store when the input is over the budget (lossy
@@ -200,6 +210,25 @@ impl GateRun<'_> {
         o.retention = self.retention.take();
         o
     }
+}
+
+/// Bytes of `input` in whole lines that are snip markers (a previous pass's output),
+/// line endings included.
+fn own_marker_bytes(input: &[u8]) -> usize {
+    let mut n = 0;
+    for at in memchr::memmem::find_iter(input, b"[snip: ") {
+        if at > 0 && input[at - 1] != b'\n' {
+            continue;
+        }
+        let end = memchr::memchr(b'\n', &input[at..]).map_or(input.len(), |k| at + k + 1);
+        let line = &input[at..end];
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if std::str::from_utf8(text).is_ok_and(|t| crate::marker::parse(t).is_some()) {
+            n += line.len();
+        }
+    }
+    n
 }
 
 /// What a gate decided.

@@ -27,7 +27,9 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 /// its own snapshots use (`tests/json_fields.rs`).
 fn config(rule: RuleId) -> Config {
     match rule {
-        RuleId::TracebackKeep | RuleId::HeadTailElide => Config::with_budget(4096),
+        RuleId::TracebackKeep | RuleId::ShapeFold | RuleId::HeadTailElide => {
+            Config::with_budget(4096)
+        }
         RuleId::JsonFields => Config {
             json_string_keep: 64,
             json_array_keep: 2,

@@ -29,7 +29,9 @@ fn fixtures(rule: RuleId) -> Vec<(String, Vec<u8>)> {
 /// are over it.
 fn config(rule: RuleId) -> Config {
     match rule {
-        RuleId::TracebackKeep | RuleId::HeadTailElide => Config::with_budget(4096),
+        RuleId::TracebackKeep | RuleId::ShapeFold | RuleId::HeadTailElide => {
+            Config::with_budget(4096)
+        }
         _ => Config::default(),
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod diff_protect;
 pub(crate) mod head_tail_elide;
 pub mod json_fields;
 pub(crate) mod repeat_collapse;
+pub(crate) mod shape_fold;
 pub(crate) mod terminal_render;
 pub(crate) mod traceback_keep;
 
@@ -123,6 +124,19 @@ pub const REGISTRY: &[RuleInfo] = &[
         stream: Streamed::Skipped,
         solo: |input, config| {
             on_doc(input, |doc, raw| traceback_keep::apply(doc, config, raw).0 > 0)
+        },
+    },
+    RuleInfo {
+        id: RuleId::ShapeFold,
+        stage: Stage::Lossy,
+        lossy: true,
+        summary: "over the budget a run of lines of one shape (numbers, ids, paths masked) keeps its first and last line and a count",
+        pass: Pass::Lossy(shape_fold::pass),
+        stream: Streamed::Skipped,
+        solo: |input, config| {
+            on_doc(input, |doc, raw| {
+                doc.size() > config.max_bytes && shape_fold::apply(doc, config, raw).folds > 0
+            })
         },
     },
     RuleInfo {

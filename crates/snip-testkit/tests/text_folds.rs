@@ -1,0 +1,259 @@
+//! Redundant text over the budget (issue 17, "fold what is redundant, keep what is
+//! distinct"): runs of one shape fold to their ends and a count, repeated blocks fold
+//! like repeated lines, a distinct line in a run stays, and distinct error lines that
+//! differ only in digits are each shown or counted. Inputs are built here, one class
+//! each; every output is checked with the accounting checker (kept bytes and marker
+//! ranges tile the original, every restore call returns its range).
+
+use snip_core::Config;
+use snip_testkit::{compress_and_check, TempStore};
+
+fn check(input: &str, cfg: &Config) -> String {
+    let store = TempStore::new();
+    let (out, _) = compress_and_check(input.as_bytes(), cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("accounting: {e}"));
+    String::from_utf8(out).expect("utf-8")
+}
+
+fn fold_markers(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with("[snip: ") && l.contains(" · shape-fold · "))
+        .collect()
+}
+
+/// A test runner's 2,000 numbered `ok` lines with one failure among them: the run
+/// folds to its ends around the failure, the output ends far below the budget, and
+/// the failure and the summary show.
+#[test]
+fn numbered_ok_lines_fold_around_the_one_that_differs() {
+    let mut s = String::from("running 2000 tests\n");
+    for i in 0..2000 {
+        let verdict = if i == 1234 { "FAILED" } else { "ok" };
+        s.push_str(&format!(
+            "test store::gc::sweep_keeps_entry_{i:05} ... {verdict}\n"
+        ));
+    }
+    s.push_str("\ntest result: FAILED. 1999 passed; 1 failed; finished in 3.07s\n");
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    assert!(out.contains("sweep_keeps_entry_01234 ... FAILED"), "{out}");
+    assert!(out.contains("sweep_keeps_entry_00000 ... ok"), "{out}");
+    assert!(out.contains("sweep_keeps_entry_01999 ... ok"), "{out}");
+    assert!(out.contains("test result: FAILED"), "{out}");
+    let folds = fold_markers(&out);
+    assert_eq!(folds.len(), 2, "{out}");
+    assert!(folds[0].contains("lines 3-1234"), "{}", folds[0]);
+    assert!(out.len() < cfg.max_bytes / 4, "{} bytes", out.len());
+}
+
+/// A copy tool's file-name line and stats line, repeated per file: the two-line blocks
+/// fold like a repeated line, naming the block count.
+#[test]
+fn a_repeated_two_line_block_folds_like_a_line() {
+    let mut s = String::from("building file list ... done\n");
+    let dirs = ["cache", "assets", "lib", "docs", "vendor"];
+    for i in 0..900 {
+        s.push_str(&format!(
+            "{}/part-{i}/chunk_{:x}.bin\n",
+            dirs[i % dirs.len()],
+            i * 7919
+        ));
+        s.push_str(&format!(
+            "{:>12} 100% {:>7.2}MB/s 0:00:{:02} (xfer#{}, to-check={}/900)\n",
+            (i * 3331) % 999_999,
+            (i % 53) as f64 * 1.7,
+            i % 60,
+            i + 1,
+            899 - i
+        ));
+    }
+    s.push_str("total size is 1234567  speedup is 1.00\n");
+    let cfg = Config::default();
+    let out = check(&s, &cfg);
+    let folds = fold_markers(&out);
+    assert_eq!(folds.len(), 1, "{out}");
+    assert!(
+        folds[0].contains("898 similar blocks of 2 lines"),
+        "{}",
+        folds[0]
+    );
+    assert!(out.contains("total size is 1234567"), "{out}");
+    assert!(out.len() < 2048, "{out}");
+}
+
+/// A two-line warning repeated with different numbers, and a few errors among the
+/// warnings that differ from each other only in digits: the warnings fold, every
+/// error line is shown (none folds into another).
+#[test]
+fn errors_differing_in_digits_each_show_among_folded_warnings() {
+    let mut s = String::new();
+    let errors = [911usize, 2480, 3307, 4999];
+    for i in 0..5000 {
+        if errors.contains(&i) {
+            s.push_str(&format!(
+                "ERROR acct-{:05}: ledger balance mismatch\n",
+                i * 3
+            ));
+            continue;
+        }
+        s.push_str(&format!(
+            "WARN [worker {}] slow query took {}ms\n  hint: add an index on ledger.posted_at\n",
+            i % 16,
+            100 + i % 900
+        ));
+    }
+    let cfg = Config::default();
+    let out = check(&s, &cfg);
+    for &i in &errors {
+        let line = format!("ERROR acct-{:05}: ledger balance mismatch", i * 3);
+        assert!(out.contains(&line), "{line} missing:\n{out}");
+    }
+    assert!(!fold_markers(&out).is_empty(), "{out}");
+    assert!(out.len() <= cfg.max_bytes);
+}
+
+/// Every line an error of one shape: the output stays within the budget and every
+/// error line is shown or named with its line number in a marker.
+#[test]
+fn every_line_an_error_stays_within_budget_and_each_is_placed_or_counted() {
+    let mut s = String::new();
+    let n = 3000;
+    for i in 0..n {
+        s.push_str(&format!(
+            "error: job {} failed: exit status {}\n",
+            1000 + i,
+            1 + i % 7
+        ));
+    }
+    let cfg = Config::default();
+    let out = check(&s, &cfg);
+    assert!(out.len() <= cfg.max_bytes, "{}", out.len());
+    // Each line is shown, or inside a marker that counts the salient lines it holds.
+    let mut counted = 0usize;
+    for l in out.lines().filter(|l| l.starts_with("[snip: ")) {
+        if let Some(k) = l.find(" salient line") {
+            let n = l[..k].rsplit(", ").next().unwrap_or("");
+            counted += n.parse::<usize>().unwrap_or_else(|_| panic!("{l}"));
+        }
+    }
+    let shown = out.lines().filter(|l| l.starts_with("error: job ")).count();
+    assert_eq!(
+        shown + counted,
+        n,
+        "shown {shown}, counted {counted}:\n{out}"
+    );
+}
+
+/// Distinct lines are not folded: under the same budget, a log of distinct sentences
+/// has no fold marker.
+#[test]
+fn distinct_lines_do_not_fold() {
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    let mut s = String::new();
+    for i in 0..3000usize {
+        s.push_str(&format!(
+            "{} {} {} and {}\n",
+            words[i % 8],
+            words[(i / 8) % 8],
+            words[(i / 64) % 8],
+            words[(i / 512) % 8]
+        ));
+    }
+    let out = check(&s, &Config::default());
+    assert!(fold_markers(&out).is_empty(), "{out}");
+}
+
+/// Compressing a folded output again changes nothing, and the same input gives the
+/// same output twice.
+#[test]
+fn folded_outputs_are_idempotent_and_deterministic() {
+    let mut s = String::new();
+    for i in 0..4000 {
+        s.push_str(&format!(
+            "[{i:06}] tick id=deadbeef{i:04x} ok in {}us\n",
+            i % 500
+        ));
+        if i % 777 == 0 {
+            s.push_str("something else entirely happened here\n");
+        }
+    }
+    for budget in [1024usize, 4096, 24_576] {
+        let cfg = Config::with_budget(budget);
+        let once = snip_core::compress(s.as_bytes(), &cfg, &mut snip_core::NoStore);
+        let again = snip_core::compress(s.as_bytes(), &cfg, &mut snip_core::NoStore);
+        assert_eq!(once.output, again.output);
+        assert!(
+            once.output.len() <= budget,
+            "{budget}: {}",
+            once.output.len()
+        );
+        let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
+        assert!(
+            twice.output == once.output,
+            "{budget}: not idempotent\n{}",
+            String::from_utf8_lossy(&twice.output)
+        );
+    }
+}
+
+/// At tiny budgets (down to 640 bytes, below the settable minimum) compressing an
+/// output again changes nothing: on logs with a traceback, with `\r` frames left
+/// between lines, with colour, CRLF endings, and runs that fold.
+#[test]
+fn tiny_budgets_are_idempotent() {
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    // A traceback's end among numbered lines, CRLF.
+    let mut s = String::new();
+    for i in 0..300 {
+        s.push_str(&format!(
+            "\u{1b}[32m✓\u{1b}[0m case {i} passed in {}ms\r\n",
+            i % 40
+        ));
+    }
+    s.push_str("Traceback (most recent call last):\r\n  File \"t.py\", line 3, in <module>\r\n    run()\r\n");
+    s.push_str("AssertionError: expected { lines: [ [ 1, 2 ] ] } to deeply equal { lines: [ [ 2, 1 ] ] }\r\n");
+    for i in 0..40 {
+        s.push_str(&format!("cleanup step {i}\r\n"));
+    }
+    inputs.push(s.into_bytes());
+    // Progress frames (`\r` without `\n`) between log lines, an error in the middle.
+    let mut s = String::new();
+    for i in 0..200 {
+        for p in (0..100).step_by(25) {
+            s.push_str(&format!("\rdownloading part {i}: {p}%"));
+        }
+        s.push_str(&format!("\rdownloading part {i}: done\n"));
+        if i == 120 {
+            s.push_str("error: checksum mismatch for part 120\n");
+        }
+    }
+    inputs.push(s.into_bytes());
+    // Every line an error.
+    let mut s = String::new();
+    for i in 0..500 {
+        s.push_str(&format!("ERROR job-{i:05}: exit status {}\n", i % 3));
+    }
+    inputs.push(s.into_bytes());
+    for input in &inputs {
+        for budget in [640usize, 704, 832, 1024, 2048, 4096] {
+            let cfg = Config::with_budget(budget);
+            let once = snip_core::compress(input, &cfg, &mut snip_core::NoStore);
+            let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
+            assert!(
+                twice.output == once.output,
+                "{budget}: not idempotent\n--- once\n{}\n--- twice\n{}",
+                String::from_utf8_lossy(&once.output),
+                String::from_utf8_lossy(&twice.output)
+            );
+            // Frames are rendered once: no `\r` glued into a line of the output.
+            let glued = once
+                .output
+                .split(|&b| b == b'\n')
+                .any(|l| l.strip_suffix(b"\r").unwrap_or(l).contains(&b'\r'));
+            assert!(!glued || once.output == *input, "{budget}: raw frames left");
+        }
+    }
+}
