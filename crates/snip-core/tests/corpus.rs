@@ -146,7 +146,9 @@ fn a_failed_store_means_lossless_only() {
         assert!(
             !o.rules.iter().any(|r| matches!(
                 r.id,
-                snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep
+                snip_core::RuleId::HeadTailElide
+                    | snip_core::RuleId::ShapeFold
+                    | snip_core::RuleId::TracebackKeep
             )),
             "{}",
             c.file
@@ -169,7 +171,11 @@ fn marker_ranges_point_at_what_was_removed() {
         for m in text.lines().filter_map(marker::parse) {
             if !matches!(
                 snip_core::RuleId::parse(&m.rule),
-                Some(snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep)
+                Some(
+                    snip_core::RuleId::HeadTailElide
+                        | snip_core::RuleId::ShapeFold
+                        | snip_core::RuleId::TracebackKeep
+                )
             ) {
                 continue;
             }

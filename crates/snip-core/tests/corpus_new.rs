@@ -81,7 +81,9 @@ fn a_failed_store_means_lossless_only() {
         assert!(
             !o.rules.iter().any(|r| matches!(
                 r.id,
-                snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep
+                snip_core::RuleId::HeadTailElide
+                    | snip_core::RuleId::ShapeFold
+                    | snip_core::RuleId::TracebackKeep
             )),
             "{}",
             c.file

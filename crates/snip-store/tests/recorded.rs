@@ -134,7 +134,9 @@ fn markers_restore_calls_return_what_they_promise() {
         let only_elision = outcome.rules.iter().all(|r| {
             matches!(
                 r.id,
-                snip_core::RuleId::HeadTailElide | snip_core::RuleId::TracebackKeep
+                snip_core::RuleId::HeadTailElide
+                    | snip_core::RuleId::ShapeFold
+                    | snip_core::RuleId::TracebackKeep
             )
         });
         if outcome.lossy && only_elision && std::str::from_utf8(&outcome.output).is_ok() {
