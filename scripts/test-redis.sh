@@ -4,6 +4,7 @@
 #   - a single server: AOF on, 32 MB maxmemory with volatile-lru (eviction pressure)
 #   - a server that requires a password
 #   - a three-node cluster (no replicas)
+#   - a primary watched by one Sentinel (redis-sentinel)
 # then runs crates/snip-cli/tests/redis_store.rs with their URLs set.
 #
 # redis-server comes from the distribution's packages (installed with apt-get when
@@ -11,10 +12,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null ||
+    ! command -v redis-sentinel >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        apt-get install -y redis-server >/dev/null 2>&1 ||
-            { apt-get update >/dev/null && apt-get install -y redis-server >/dev/null; }
+        apt-get install -y redis-server redis-sentinel >/dev/null 2>&1 ||
+            { apt-get update >/dev/null && apt-get install -y redis-server redis-sentinel >/dev/null; }
     else
         echo "skipped: redis-server is not installed (apt-get install redis-server)"
         exit 0
@@ -85,6 +87,24 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 
+# A primary and one Sentinel watching it (quorum 1) under the service name `snip`.
+primary=$(free_port)
+start primary "$primary"
+sport=$(free_port)
+mkdir -p "$tmp/sentinel"
+printf '%s\n' "port $sport" "bind 127.0.0.1" "daemonize yes" "pidfile $tmp/sentinel/pid" \
+    "logfile $tmp/sentinel/log" "dir $tmp/sentinel" \
+    "sentinel monitor snip 127.0.0.1 $primary 1" >"$tmp/sentinel/sentinel.conf"
+redis-sentinel "$tmp/sentinel/sentinel.conf"
+for _ in $(seq 100); do
+    redis-cli -p "$sport" sentinel get-master-addr-by-name snip 2>/dev/null | grep -q "$primary" && break
+    sleep 0.05
+done
+
+stop="redis-cli -p $single shutdown >/dev/null 2>&1 || true; \
+while redis-cli -p $single ping >/dev/null 2>&1; do sleep 0.05; done"
+start_again="sh -c \"\$(cat $tmp/single/cmd)\"; \
+until redis-cli -p $single ping 2>/dev/null | grep -q PONG; do sleep 0.05; done"
 restart="redis-cli -p $single shutdown >/dev/null 2>&1 || true; \
 while redis-cli -p $single ping >/dev/null 2>&1; do sleep 0.05; done; \
 sh -c \"\$(cat $tmp/single/cmd)\"; \
@@ -95,6 +115,10 @@ until redis-cli -p ${ports[0]} cluster info | grep -q cluster_state:ok; do sleep
 
 export SNIP_TEST_REDIS_URL="redis://127.0.0.1:$single/0"
 export SNIP_TEST_REDIS_RESTART="$restart"
+export SNIP_TEST_REDIS_STOP="$stop"
+export SNIP_TEST_REDIS_START="$start_again"
+export SNIP_TEST_REDIS_SENTINEL_URL="redis+sentinel://127.0.0.1:$sport/snip"
+export SNIP_TEST_REDIS_SENTINEL_PRIMARY="redis://127.0.0.1:$primary/0"
 export SNIP_TEST_REDIS_AUTH_PORT="$auth"
 export SNIP_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
 export SNIP_TEST_REDIS_CLUSTER_KILL="$kill_node"

@@ -9,11 +9,16 @@
 //! - `SNIP_TEST_REDIS_CLUSTER_KILL` / `SNIP_TEST_REDIS_CLUSTER_REVIVE`: stop and
 //!   restart one of its nodes
 //! - `SNIP_TEST_REDIS_AUTH_PORT`: a server that requires a password
+//! - `SNIP_TEST_REDIS_STOP` / `SNIP_TEST_REDIS_START`: stop the single server, and
+//!   start it again
+//! - `SNIP_TEST_REDIS_SENTINEL_URL`: `redis+sentinel://` naming one sentinel and the
+//!   service `snip`; `SNIP_TEST_REDIS_SENTINEL_PRIMARY`: that service's primary
 //!
 //! Without them every test here says it is skipped and passes.
 
 use serde_json::{json, Value};
 use snip_store::{RestoreRequest, RestoreStatus, Store, StoreHandle, StoreOptions, StoreUrl};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -484,4 +489,283 @@ fn redis_cli(url: &str, args: &[&str]) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+fn sh(cmd: &str) {
+    let st = Command::new("sh").arg("-c").arg(cmd).status().unwrap();
+    assert!(st.success(), "{cmd}");
+}
+
+/// A Claude Code hook call on machine `home` with `stdout` as the Bash output: the
+/// id its marker cites.
+fn hook_id(home: &Path, url: &str, stdout: &str) -> String {
+    let payload = json!({
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+        "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {},
+        "tool_response": {"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false},
+    });
+    let out = common::pipe(
+        snip(home, url, "w", &["hook", "claude-code"]),
+        payload.to_string().as_bytes(),
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON reply");
+    let s = v["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
+        .as_str()
+        .expect("the output was shortened");
+    assert!(!s.contains("not retained"), "{s}");
+    marker_id(s)
+}
+
+/// One `snip mcp` process, called in turn.
+struct Mcp {
+    child: std::process::Child,
+    out: BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(home: &Path, url: &str) -> Mcp {
+        let mut child = snip(home, url, "m", &["mcp"])
+            .env("SNIP_STORE_TIMEOUT_MS", "200")
+            .env("SNIP_STORE_CONNECT_TIMEOUT_MS", "200")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut m = Mcp {
+            child,
+            out,
+            next: 1,
+        };
+        m.call("initialize", json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}));
+        m.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        m
+    }
+
+    fn send(&mut self, v: Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        loop {
+            let mut line = String::new();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "snip mcp ended");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// The text a `snip_restore` call answers.
+    fn restore(&mut self, args: Value) -> String {
+        let v = self.call(
+            "tools/call",
+            json!({"name":"snip_restore","arguments":args}),
+        );
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_long_lived_server_started_while_redis_was_down_recovers() {
+    let (Some(url), Some(stop), Some(start)) = (
+        need("SNIP_TEST_REDIS_URL"),
+        need("SNIP_TEST_REDIS_STOP"),
+        need("SNIP_TEST_REDIS_START"),
+    ) else {
+        return;
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let stdout = log(77, 3000);
+    let id = hook_id(a.path(), &url, &stdout);
+    sh(&stop);
+    // Opened while Redis is down: calls answer `unavailable`, promptly.
+    let mut mcp = Mcp::start(b.path(), &url);
+    let ask = json!({"id": id, "mode": "lines", "start": 2, "end": 3});
+    for _ in 0..3 {
+        let t = Instant::now();
+        let text = mcp.restore(ask.clone());
+        assert!(text.contains("unavailable"), "{text}");
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            t.elapsed()
+        );
+    }
+    sh(&start);
+    // Back: the same process restores (after its backoff, at most 2 s).
+    let want: String = stdout
+        .lines()
+        .skip(1)
+        .take(2)
+        .map(|l| format!("{l}\\n"))
+        .collect();
+    let t = Instant::now();
+    loop {
+        let text = mcp.restore(ask.clone());
+        if text.contains(&want) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "still failing: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // And a restart under a live process: its pooled connection is stale, the next
+    // call makes a new one.
+    sh(&stop);
+    sh(&start);
+    let text = mcp.restore(ask);
+    assert!(text.contains(&want), "{text}");
+}
+
+#[test]
+fn sentinel_finds_the_primary() {
+    let (Some(url), Some(primary)) = (
+        need("SNIP_TEST_REDIS_SENTINEL_URL"),
+        need("SNIP_TEST_REDIS_SENTINEL_PRIMARY"),
+    ) else {
+        return;
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let stdout = log(91, 3000);
+    let id = hook_id(a.path(), &url, &stdout);
+    // Kept on the primary the sentinel names, restored by another machine.
+    assert!(redis_cli_out(&primary, &["EXISTS", &format!("snip:{{{id}}}:o")]).trim() == "1");
+    assert_eq!(restore_all(b.path(), &url, &id), stdout.as_bytes());
+    // A service the sentinel does not know: fails open with one line.
+    let unknown = url
+        .rsplit_once('/')
+        .map(|(a, _)| format!("{a}/nosuch"))
+        .unwrap();
+    fails_open(&unknown, &[], "no primary");
+    // No service named at all: a one-line settings error.
+    let bare = url.rsplit_once('/').map(|(a, _)| a.to_string()).unwrap();
+    fails_open(&bare, &[], "Sentinel service");
+}
+
+fn redis_cli_out(url: &str, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .arg("-u")
+        .arg(url)
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Bytes Redis has sent to its clients so far (`INFO stats`).
+fn net_out(url: &str) -> u64 {
+    redis_cli_out(url, &["INFO", "stats"])
+        .lines()
+        .find_map(|l| l.strip_prefix("total_net_output_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("INFO stats")
+}
+
+#[test]
+fn lines_pages_of_a_large_original_read_a_window_through_its_index() {
+    let Some(url) = need("SNIP_TEST_REDIS_URL") else {
+        return;
+    };
+    // 4 MiB of lines of varied lengths, empty ones, one longer than a page, and no
+    // final newline.
+    let mut text = String::new();
+    let mut long_line = 0;
+    let mut i = 0u64;
+    while text.len() < 4 << 20 {
+        if i.is_multiple_of(97) {
+            text.push('\n');
+        }
+        let n = (i.wrapping_mul(2_654_435_761) % 300) as usize;
+        text.push_str(&format!("{i} {}\n", "x".repeat(n)));
+        if i == 20_000 {
+            long_line = text.lines().count() + 1;
+            text.push_str(&"y".repeat(20_000));
+            text.push('\n');
+        }
+        i += 1;
+    }
+    text.push_str("the end, unterminated");
+    let total = text.lines().count() as u64;
+    let shared = Store::open(&opts(&url)).unwrap();
+    let id = shared.put(text.as_bytes()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let local = Store::open(&StoreOptions::in_dir(dir.path())).unwrap();
+    let lid = local.put(text.as_bytes()).unwrap();
+    // The shared store answers every page exactly as the directory store does
+    // (which reads the whole original).
+    let same = |start: u64, end: Option<u64>, cap: usize| -> snip_store::RestoreResponse {
+        let mut q = RestoreRequest::lines(&id, start, end);
+        q.max_bytes = Some(cap);
+        let r = shared.restore(&q);
+        q.id = lid.clone();
+        let mut want = local.restore(&q);
+        want.id = r.id.clone();
+        assert_eq!(r, want, "lines {start}..{end:?} cap {cap}");
+        r
+    };
+    let l = long_line as u64;
+    for (start, end, cap) in [
+        (1, None, 8192),
+        (2, Some(3), 8192),
+        (63, Some(70), 100),
+        (64, None, 8192),
+        (65, None, 8192),
+        (129, Some(129), 4),
+        (l - 1, None, 8192),
+        (l, None, 8192),
+        (l, Some(l), 65536),
+        (l + 1, None, 8192),
+        (total - 1, None, 8192),
+        (total, None, 8192),
+        (total + 1, None, 8192),
+        (5, Some(4), 8192),
+        (0, None, 8192),
+    ] {
+        same(start, end, cap);
+    }
+    // Paged from the first line to the last, following `next`.
+    let (mut at, mut pages, mut back) = (Some(1), 0, Vec::new());
+    let before = net_out(&url);
+    while let Some(n) = at {
+        let r = same(n, None, 65536);
+        assert_eq!(r.status, RestoreStatus::Ok, "{}", r.note);
+        back.extend_from_slice(&r.content_bytes().unwrap());
+        at = r.next;
+        pages += 1;
+    }
+    let sent = net_out(&url) - before;
+    assert_eq!(back, text.as_bytes());
+    // Each page read a window (at most the cap + 256 KiB, plus the index and header
+    // reads), never the 4 MiB original.
+    assert!(
+        sent / pages < 65536 + 256 * 1024 + 4096,
+        "{sent} bytes for {pages} pages"
+    );
+    eprintln!("{pages} pages, {} bytes sent per page", sent / pages);
+    // Without its index (evicted): the same answers, from the whole original.
+    assert!(redis_cli(&url, &["DEL", &format!("snip:{{{id}}}:l")]));
+    same(65, None, 8192);
+    same(l, None, 8192);
 }

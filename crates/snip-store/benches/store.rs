@@ -55,7 +55,7 @@ fn id_1mb(c: &mut Criterion) {
     let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
     let original = log_text(1_000_000, 3);
     c.bench_function("id of a 1 MB original", |b| {
-        b.iter(|| store.id_for(&original))
+        b.iter(|| store.id_for(&original).unwrap())
     });
 }
 

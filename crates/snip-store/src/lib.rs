@@ -150,6 +150,76 @@ pub fn open_from_env() -> StoreHandle {
 
 struct HandleRetain<'a>(&'a StoreHandle);
 
+/// Retention for the shared store, sent later: each original gets its id now and is
+/// sent with the ledger row in one round trip ([`compress_shared`]).
+struct Deferred<'a> {
+    store: &'a Store,
+    pending: Vec<redis_store::Pending>,
+}
+
+impl Retain for Deferred<'_> {
+    fn retain(&mut self, original: &[u8]) -> Retention {
+        let id = self
+            .store
+            .check_size(original.len() as u64)
+            .and_then(|()| self.store.key());
+        match id {
+            Ok(key) => {
+                let digest = id::sha256(original);
+                let id = key.id_for_digest(&digest);
+                self.pending
+                    .push(redis_store::Pending::new(id.clone(), &digest, original));
+                Retention::Retained { id }
+            }
+            Err(e) => Retention::Failed {
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+/// [`compress_recorded`] on the shared store: the originals and the ledger row go in
+/// one pipeline after compressing. The output is returned only once they are written;
+/// when that fails, the input is compressed again with the store failed (lossless
+/// rules only), so no marker cites an original that was not kept.
+fn compress_shared(
+    input: &[u8],
+    config: &Config,
+    store: &Store,
+    shared: &redis_store::Redis,
+    source: &str,
+) -> Outcome {
+    let mut deferred = Deferred {
+        store,
+        pending: Vec::new(),
+    };
+    let outcome = snip_core::compress(input, config, &mut deferred);
+    let row = (config.enabled && (outcome.changed || input.len() > config.max_bytes))
+        .then(|| LedgerRow::from_outcome(&outcome, source));
+    match shared.write(&deferred.pending, row.as_ref()) {
+        Ok(()) => outcome,
+        Err(e) if deferred.pending.is_empty() => {
+            let _ = e; // only the ledger row was lost, as with a full disk
+            outcome
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            snip_core::compress(input, config, &mut Refuse(&reason))
+        }
+    }
+}
+
+/// Retention that always fails with one reason.
+struct Refuse<'a>(&'a str);
+
+impl Retain for Refuse<'_> {
+    fn retain(&mut self, _original: &[u8]) -> Retention {
+        Retention::Failed {
+            reason: self.0.to_string(),
+        }
+    }
+}
+
 impl Retain for HandleRetain<'_> {
     fn retain(&mut self, original: &[u8]) -> Retention {
         self.0.retention(original)
@@ -171,6 +241,11 @@ pub fn compress_recorded(
     source: &str,
 ) -> Outcome {
     guarded(input, || {
+        if let StoreHandle::Open(s) = store {
+            if let Some(r) = s.shared() {
+                return compress_shared(input, config, s, r, source);
+            }
+        }
         let outcome = snip_core::compress(input, config, &mut HandleRetain(store));
         if let StoreHandle::Open(s) = store {
             if config.enabled && (outcome.changed || input.len() > config.max_bytes) {

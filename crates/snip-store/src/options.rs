@@ -43,7 +43,7 @@ impl std::fmt::Debug for StoreUrl {
 
 /// The URL schemes `SNIP_STORE_URL` takes, and what each means.
 const URL_EXPECTED: &str =
-    "redis://[user:pass@]host:port/db, rediss://… (TLS) or redis+cluster://host1:port1,host2:port2";
+    "redis://[user:pass@]host:port/db, rediss://… (TLS), redis+cluster://host1:port1,host2:port2 or redis+sentinel://host1:port1,host2:port2/<service>[/db]";
 
 impl StoreUrl {
     /// Checks the scheme and that a host is named.
@@ -59,7 +59,12 @@ impl StoreUrl {
         let (scheme, rest) = u.raw.split_once("://").ok_or_else(bad)?;
         if !matches!(
             scheme,
-            "redis" | "rediss" | "redis+cluster" | "rediss+cluster"
+            "redis"
+                | "rediss"
+                | "redis+cluster"
+                | "rediss+cluster"
+                | "redis+sentinel"
+                | "rediss+sentinel"
         ) {
             return Err(bad());
         }
@@ -71,7 +76,8 @@ impl StoreUrl {
         Ok(u)
     }
 
-    /// The scheme: `redis`, `rediss`, `redis+cluster` or `rediss+cluster`.
+    /// The scheme: `redis`, `rediss`, `redis+cluster`, `rediss+cluster`,
+    /// `redis+sentinel` or `rediss+sentinel`.
     pub fn scheme(&self) -> &str {
         self.raw.split_once("://").map_or("", |(s, _)| s)
     }
@@ -81,7 +87,13 @@ impl StoreUrl {
         self.scheme().ends_with("+cluster")
     }
 
-    /// True for TLS (`rediss://`, `rediss+cluster://`).
+    /// True for a Sentinel URL (`redis+sentinel://`, `rediss+sentinel://`): the hosts
+    /// are sentinels, the path names the service (then the database).
+    pub fn is_sentinel(&self) -> bool {
+        self.scheme().ends_with("+sentinel")
+    }
+
+    /// True for TLS (`rediss://`, `rediss+cluster://`, `rediss+sentinel://`).
     pub fn is_tls(&self) -> bool {
         self.scheme().starts_with("rediss")
     }
@@ -475,6 +487,9 @@ mod tests {
         let u = StoreUrl::parse("redis+cluster://:pw@a:1,b:2", Some("x".into())).unwrap();
         assert!(u.is_cluster());
         assert_eq!(u.masked(), "redis+cluster://:***@a:1,b:2");
+        let u = StoreUrl::parse("redis+sentinel://u:pw@a:1,b:2/snip/3", None).unwrap();
+        assert!(u.is_sentinel() && !u.is_cluster() && !u.is_tls());
+        assert_eq!(u.masked(), "redis+sentinel://u:***@a:1,b:2/snip/3");
         let u = StoreUrl::parse("rediss://token@h:1", None).unwrap();
         assert!(u.is_tls());
         assert_eq!(u.masked(), "rediss://***@h:1");

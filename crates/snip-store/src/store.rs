@@ -51,7 +51,8 @@ pub struct Store {
     opts: StoreOptions,
     dir: PathBuf,
     objects: PathBuf,
-    key: Key,
+    /// The key of ids (the shared store reads its own on first use).
+    key: Option<Key>,
     /// The shared store, when `SNIP_STORE_URL` is set: originals and the ledger live
     /// there, and `dir` is only its URL (password masked), for messages.
     redis: Option<std::sync::Arc<crate::redis_store::Redis>>,
@@ -156,12 +157,12 @@ impl Store {
             return Err(StoreError::Disabled);
         }
         if let Some(url) = &opts.url {
-            let (r, key) = crate::redis_store::Redis::open(url, opts)?;
+            let r = crate::redis_store::Redis::open(url, opts)?;
             return Ok(Store {
                 opts: opts.clone(),
                 dir: PathBuf::from(r.location()),
                 objects: PathBuf::new(),
-                key,
+                key: None,
                 redis: Some(std::sync::Arc::new(r)),
             });
         }
@@ -194,7 +195,7 @@ impl Store {
             },
             dir,
             objects,
-            key,
+            key: Some(key),
             redis: None,
         })
     }
@@ -220,8 +221,39 @@ impl Store {
     }
 
     /// The id `original` has (or would have) in this store: `sn_` + 24 lowercase hex.
-    pub fn id_for(&self, original: &[u8]) -> String {
-        self.key.id_for_digest(&id::sha256(original))
+    ///
+    /// # Errors
+    /// [`StoreError::Remote`] when the shared store's key cannot be read.
+    pub fn id_for(&self, original: &[u8]) -> Result<String, StoreError> {
+        Ok(self.key()?.id_for_digest(&id::sha256(original)))
+    }
+
+    /// The key of ids.
+    pub(crate) fn key(&self) -> Result<Key, StoreError> {
+        match (&self.key, &self.redis) {
+            (Some(k), _) => Ok(k.clone()),
+            (None, Some(r)) => r.key(),
+            (None, None) => unreachable!("a directory store always has its key"),
+        }
+    }
+
+    /// Checks `len` against the entry caps, like [`Store::put`].
+    pub(crate) fn check_size(&self, len: u64) -> Result<(), StoreError> {
+        if len > self.opts.max_entry_bytes {
+            return Err(StoreError::TooLarge {
+                bytes: len,
+                limit: self.opts.max_entry_bytes,
+                variable: "SNIP_STORE_MAX_ENTRY_BYTES",
+            });
+        }
+        if len + HEADER_LEN as u64 > self.opts.max_bytes {
+            return Err(StoreError::TooLarge {
+                bytes: len,
+                limit: self.opts.max_bytes,
+                variable: "SNIP_STORE_MAX_BYTES",
+            });
+        }
+        Ok(())
     }
 
     /// Keeps `original` and returns its id. Idempotent: storing the same bytes again
@@ -238,23 +270,10 @@ impl Store {
     /// written (disk full, read-only directory…).
     pub fn put(&self, original: &[u8]) -> Result<String, StoreError> {
         let len = original.len() as u64;
-        if len > self.opts.max_entry_bytes {
-            return Err(StoreError::TooLarge {
-                bytes: len,
-                limit: self.opts.max_entry_bytes,
-                variable: "SNIP_STORE_MAX_ENTRY_BYTES",
-            });
-        }
-        if len + HEADER_LEN as u64 > self.opts.max_bytes {
-            return Err(StoreError::TooLarge {
-                bytes: len,
-                limit: self.opts.max_bytes,
-                variable: "SNIP_STORE_MAX_BYTES",
-            });
-        }
+        self.check_size(len)?;
         if let Some(r) = &self.redis {
             let digest = id::sha256(original);
-            let id = self.key.id_for_digest(&digest);
+            let id = r.key()?.id_for_digest(&digest);
             r.put(&id, &digest, original)?;
             return Ok(id);
         }
@@ -276,14 +295,14 @@ impl Store {
             (digest, tmp?)
         } else {
             let digest = id::sha256(original);
-            let id = self.key.id_for_digest(&digest);
+            let id = self.key()?.id_for_digest(&digest);
             if self.refresh_if_present(&self.objects.join(&id), file_len) {
                 return Ok(id);
             }
             reservation = self.reserve(file_len)?;
             (digest, self.write_temp(original)?)
         };
-        let id = self.key.id_for_digest(&digest);
+        let id = self.key()?.id_for_digest(&digest);
         let path = self.objects.join(&id);
         if self.refresh_if_present(&path, file_len) {
             return Ok(id); // the temp file is removed when dropped

@@ -195,7 +195,7 @@ fn eight_writer_processes_under_eviction_pressure() {
     for w in 0..WRITERS {
         for k in 0..PUTS {
             let o = original(w, k);
-            if let Some(back) = fetch(&store, &store.id_for(&o)) {
+            if let Some(back) = fetch(&store, &store.id_for(&o).unwrap()) {
                 assert!(back == o);
                 present += 1;
             }
@@ -289,7 +289,7 @@ fn a_writer_killed_mid_write_leaves_no_visible_partial_entry() {
     let mut present = 0;
     for k in 0..40 {
         let o = big_original(k);
-        let id = store.id_for(&o);
+        let id = store.id_for(&o).unwrap();
         match store
             .restore(&RestoreRequest::bytes(&id, 0, Some(16)))
             .status

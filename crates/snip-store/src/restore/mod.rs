@@ -6,6 +6,7 @@
 //! whole original, or with `field`, the decoded value of one JSON string field.
 
 mod field;
+mod indexed;
 mod lines;
 mod modes;
 mod request;
@@ -99,6 +100,11 @@ impl Store {
                         req.id
                     ),
                 )
+            }
+            // The shared store cannot be reached (down, slow, refusing): as when no
+            // store could be opened.
+            Err(e) if e.is_remote() => {
+                return RestoreResponse::failure(req, RestoreStatus::Unavailable, e.to_string())
             }
             Err(e) => return RestoreResponse::failure(req, RestoreStatus::Error, e.to_string()),
         };
@@ -205,6 +211,14 @@ impl Ctx<'_> {
                 Ok(r)
             }
             RestoreMode::Lines | RestoreMode::Search => {
+                if self.req.mode == RestoreMode::Lines
+                    && matches!(scope, Scope::Whole)
+                    && len > VERIFY_ALWAYS_MAX_BYTES
+                {
+                    if let Some(r) = self.lines_by_index(base.clone())? {
+                        return Ok(r);
+                    }
+                }
                 let all = read(0, scope_len)?;
                 let lines = LineIndex::new(&all);
                 base.total_lines = Some(lines.count());
