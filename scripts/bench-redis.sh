@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The cost of the shared store (SNIP_STORE_URL) in a hook call, and of `snip` start-up:
+#
+#  1. `snip hook claude-code` as a whole process on a ~50 KB Bash PostToolUse payload,
+#     with the directory store and with Redis on 127.0.0.1 (a fresh redis-server in a
+#     temporary directory), against `cat` on the same payload.
+#  2. The same hook on a small payload (start-up: nothing to shorten, no store write).
+#
+# Every command is spawned directly (posix_spawn, stdin from the payload file), all of
+# them in turn (interleaved, so a machine getting slower or faster shows in all of
+# them), RUNS times after 20 warm-up rounds; medians and p99 of wall time.
+#
+# Usage: scripts/bench-redis.sh [NAME=PATH ...]   (default: target/release/snip)
+# Env: RUNS (default 200).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-200}
+builds=("$@")
+[ ${#builds[@]} -gt 0 ] || builds=("release=$PWD/target/release/snip")
+command -v redis-server >/dev/null || { echo "redis-server is not installed"; exit 1; }
+
+work=$(mktemp -d)
+cleanup() {
+    [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --dir "$work" --save '' --daemonize yes \
+    --pidfile "$work/redis.pid" --logfile "$work/redis.log" --maxmemory 256mb \
+    --maxmemory-policy volatile-lru
+until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do sleep 0.05; done
+
+python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+log = open("fixtures/corpus/cargo-test-fail-notty.txt").read()
+def payload(out):
+    return json.dumps({"session_id": "bench", "hook_event_name": "PostToolUse",
+                       "tool_name": "Bash", "tool_input": {"command": "cargo test"},
+                       "tool_response": {"stdout": out, "stderr": "", "interrupted": False,
+                                         "isImage": False}})
+open(f"{w}/big.json", "w").write(payload(log))
+open(f"{w}/small.json", "w").write(payload("ok\n" * 20))
+PY
+
+python3 - "$RUNS" "$work" "$port" "${builds[@]}" <<'PY'
+import os, statistics, sys, time
+runs, work, port = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+builds = [b.split("=", 1) for b in sys.argv[4:]]
+base = {k: v for k, v in os.environ.items() if not k.startswith("SNIP_")}
+def env(**kw):
+    e = dict(base)
+    e.update(kw)
+    return e
+for label, payload, stores in [
+    ("hook on 50 KB", f"{work}/big.json", True),
+    ("hook on a small payload (start-up)", f"{work}/small.json", True),
+]:
+    cmds = {"cat": (["/bin/cat"], env())}
+    for name, path in builds:
+        argv = [path, "hook", "claude-code"]
+        os.makedirs(f"{work}/home-{name}", exist_ok=True)
+        cmds[f"{name} file store"] = (argv, env(HOME=f"{work}/home-{name}"))
+        if stores:
+            cmds[f"{name} redis"] = (argv, env(HOME=f"{work}/home-{name}",
+                                             SNIP_STORE_URL=f"redis://127.0.0.1:{port}/0",
+                                             SNIP_STORE_CONNECT_TIMEOUT_MS="1000",
+                                             SNIP_STORE_TIMEOUT_MS="1000"))
+    res = {k: [] for k in cmds}
+    null = os.open(os.devnull, os.O_WRONLY)
+    for r in range(runs + 20):
+        for name, (argv, e) in cmds.items():
+            fd = os.open(payload, os.O_RDONLY)
+            t0 = time.perf_counter_ns()
+            pid = os.posix_spawn(argv[0], argv, e,
+                                 file_actions=[(os.POSIX_SPAWN_DUP2, fd, 0),
+                                               (os.POSIX_SPAWN_DUP2, null, 1)])
+            _, status, _ = os.wait4(pid, 0)
+            wall = (time.perf_counter_ns() - t0) / 1e6
+            os.close(fd)
+            if status != 0:
+                sys.exit(f"{name} exited with {status}")
+            if r >= 20:
+                res[name].append(wall)
+    cat = statistics.median(res["cat"])
+    print(f"{label} ({os.path.getsize(payload)} bytes), {runs} interleaved runs each:")
+    for k, v in res.items():
+        v.sort()
+        med, p99 = statistics.median(v), v[int(len(v) * 0.99) - 1]
+        print(f"  {k:28s} median {med:.3f} ms  p99 {p99:.3f} ms  {med / cat:.2f}x cat")
+PY
