@@ -431,6 +431,18 @@ fn bad_settings_fail_open_with_one_line() {
     let port = free.local_addr().unwrap().port();
     drop(free);
     fails_open(&format!("redis://127.0.0.1:{port}/0"), &[], "refused");
+    // `snip stats` says the store is not there, rather than report an empty ledger.
+    let home = tempfile::tempdir().unwrap();
+    let st = snip(
+        home.path(),
+        &format!("redis://127.0.0.1:{port}/0"),
+        "x",
+        &["stats"],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(!st.status.success() && err.contains("refused"), "{err}");
     // A server that is not Redis.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();

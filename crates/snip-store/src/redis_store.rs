@@ -628,6 +628,12 @@ impl Redis {
         Ok(word(&count).zip(word(&start)))
     }
 
+    /// One `PING`: whether the server answers now.
+    pub(crate) fn ping(&self) -> Result<(), StoreError> {
+        self.with(|c| redis::cmd("PING").query::<String>(c))
+            .map(|_| ())
+    }
+
     /// Removes the original `id` (found damaged). Best effort.
     pub(crate) fn discard(&self, id: &str) -> bool {
         let key = object_key(id);

@@ -205,6 +205,18 @@ impl Store {
         self.redis.as_deref()
     }
 
+    /// Whether the store can be reached now: always for a directory (opening it
+    /// checked it); for the shared store, one `PING` (opening it sends nothing).
+    ///
+    /// # Errors
+    /// [`StoreError::Remote`] when the shared store does not answer.
+    pub fn check(&self) -> Result<(), StoreError> {
+        match &self.redis {
+            Some(r) => r.ping(),
+            None => Ok(()),
+        }
+    }
+
     /// The options this store was opened with.
     pub fn options(&self) -> &StoreOptions {
         &self.opts

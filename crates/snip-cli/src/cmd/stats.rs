@@ -46,6 +46,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         Ok(StoreHandle::Unavailable(why)) => bail!("stats: {why}"),
     };
+    // The shared store is opened without a connection: say so when it is not there,
+    // rather than report an empty ledger.
+    store.check().map_err(|e| anyhow::anyhow!("stats: {e}"))?;
     print_stats(&store.stats(since), store.dir(), &args)
 }
 
