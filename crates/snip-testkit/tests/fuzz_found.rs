@@ -38,3 +38,17 @@ fn compressing_a_large_json_object_again_changes_nothing() {
     let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
     assert!(twice.output == once.output, "not idempotent");
 }
+
+/// Found by the `hook` target: a short run of `\r` frames without a final newline (a
+/// `dd` progress line cut mid-frame, as a Bash tool's stdout) is rendered without a
+/// footer, and the rendering keeps the missing final newline missing. The accounting
+/// checker took only a rendering that ends in a newline as the footerless one.
+#[test]
+fn a_footerless_rendering_without_a_final_newline_is_accounted_for() {
+    let input: &[u8] = b"\r306184192 bytes (306 MB, 292 MiB) copied, 1 s, 305 MB/s\r513802240 bytes (514 MB, 490 MiB) copied, 2 s, 257 MB/s\r714080256 bytes (714 MB, 681 ";
+    let store = snip_testkit::TempStore::new();
+    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES);
+    let (out, _) = snip_testkit::compress_and_check(input, &cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, b"714080256 bytes (714 MB, 681 ");
+}
