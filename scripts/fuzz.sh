@@ -10,6 +10,11 @@
 #   stream        the stream compressor: random chunkings give the whole-push output
 #   restore_call  restore-call parsing and answering from a real store
 #   restore_json  restore requests as JSON (MCP tool arguments) answered
+#   hook          hook payloads (Claude Code PostToolUse/PreToolUse JSON, OpenCode's
+#                 saved-output notice) answered by snip-hosts: no panic, a reply that
+#                 mirrors the tool's output with accounting, or none (the original)
+#   mcp           MCP requests (JSON-RPC lines) answered by the MCP server: no panic,
+#                 a serializable reply, restore answers with a known status
 #
 # Memory: each run has -rss_limit_mb=1024 and -malloc_limit_mb=512 with inputs of at
 # most 256 KiB (-max_len), so a target that needs over ~2000 bytes per input byte
@@ -37,7 +42,7 @@ elif [ -n "${1:-}" ] && [ "${1:-}" -eq "${1:-}" ] 2>/dev/null; then
 fi
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    targets=(compress stream restore_call restore_json)
+    targets=(compress stream restore_call restore_json hook mcp)
 fi
 if [ "$smoke" = 1 ]; then
     per=60 # a safety net: the smoke ends on its run count
@@ -77,6 +82,8 @@ while IFS= read -r -d '' f; do
         case "$t" in
         compress) { printf '\x08'; head -c 262143 "$f"; } >"fuzz/corpus/$t/seed-$i" ;;
         stream) { printf '\x08\x2a'; head -c 262142 "$f"; } >"fuzz/corpus/$t/seed-$i" ;;
+        # A Bash output (selector 0: stdout, no stderr).
+        hook) { printf '\x00'; head -c 65535 "$f"; } >"fuzz/corpus/$t/seed-$i" ;;
         esac
     done
 done < <(find fixtures crates/snip-core/tests/fixtures -type f \
@@ -89,7 +96,7 @@ for t in "${targets[@]}"; do
         # A fixed seed and a fixed run count: the same inputs on every run, so the
         # smoke never fails by chance (about 10-20 s a target here).
         case "$t" in
-        compress) runs=500 ;;
+        compress | hook) runs=500 ;;
         stream) runs=3000 ;;
         *) runs=20000 ;;
         esac
