@@ -106,10 +106,9 @@ impl Call {
             return Kind::Other;
         };
         match name.to_ascii_lowercase().as_str() {
-            "terminal" | "bash" | "shell" | "exec_command" | "run_command" | "execute_command"
-            | "local_shell" | "run_terminal_cmd" | "run_shell_command" | "execute" => {
-                Kind::Terminal
-            }
+            "terminal" | "bash" | "shell" | "shell_command" | "exec_command" | "run_command"
+            | "execute_command" | "local_shell" | "run_terminal_cmd" | "run_shell_command"
+            | "execute" => Kind::Terminal,
             "read_file" | "read" | "view" | "view_file" | "open_file" | "cat" => Kind::Read,
             "search_files" | "search" | "grep" | "glob" | "find_files" | "file_search"
             | "grep_search" | "codebase_search" | "ripgrep" => Kind::Search,
@@ -335,10 +334,14 @@ pub fn digest_call(text: &str, is_error: Option<bool>, call: &Call) -> Digest {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) {
-            if let Some(code) = EXIT_FIELDS
-                .iter()
-                .find_map(|k| map.get(*k).and_then(Value::as_i64))
-            {
+            // Top level, or under `metadata` (Codex's shell tool:
+            // `{"output": "...", "metadata": {"exit_code": 1, ...}}`).
+            let metadata = map.get("metadata").and_then(Value::as_object);
+            if let Some(code) = EXIT_FIELDS.iter().find_map(|k| {
+                map.get(*k)
+                    .or_else(|| metadata.and_then(|m| m.get(*k)))
+                    .and_then(Value::as_i64)
+            }) {
                 outcome = Some(Outcome::Exit(code));
             }
             match map.get("error") {

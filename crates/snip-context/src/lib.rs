@@ -1,5 +1,6 @@
 //! snip-context: the conversation pass. Before an LLM API call, older tool results of
-//! the request are replaced by one-line summaries while the newest stay whole.
+//! the request are replaced by one-line summaries while the newest stay whole. It
+//! reads Anthropic Messages, OpenAI Chat Completions and OpenAI Responses requests.
 //!
 //! The pass is pure: it reads no files, environment or clock. It takes a request (or
 //! just its `messages` array) as a [`serde_json::Value`], frozen [`ContextSettings`],
@@ -10,12 +11,16 @@
 //! - Conversations of fewer than [`ContextSettings::min_messages`] messages pass
 //!   through.
 //! - The newest [`ContextSettings::keep_last`] tool results stay whole. Older ones are
-//!   released (may be summarised) only when it pays at the provider's cache prices:
-//!   the tokens saved on the calls expected to follow must outweigh re-writing the
-//!   request after the first changed result (the release rule, `release.rs`). The rule
-//!   is replayed over the conversation's prefix, so the released count never falls
-//!   and the request between releases only grows at its end. With
-//!   [`ContextSettings::batch`] set, the older fixed-batch rule applies instead.
+//!   released (may be summarised) only when it pays at the provider's cache prices
+//!   (the release rule, `release.rs`): the pass replays the conversation's earlier
+//!   calls and releases only when what it already saved against sending everything
+//!   pays for the cache re-write the release causes (so it never costs more than no
+//!   compression, whatever the session's length), when the saving over the calls
+//!   expected to follow outweighs that re-write, and when the savings given up since
+//!   the last release reach it. The released count is a function of the
+//!   conversation's prefix: it never falls, and the request between releases only
+//!   grows at its end. With [`ContextSettings::batch`] set, the older fixed-batch rule
+//!   applies instead.
 //! - Each result that left the window, holds at least
 //!   [`ContextSettings::min_chars`] chars of text, and whose summary is shorter, is
 //!   replaced by a [`summary::Summary`] line, after its text was stored.
@@ -67,6 +72,10 @@ pub enum Format {
     /// Anthropic messages: `tool_result` blocks (with `tool_use_id`, optional
     /// `is_error`) answering `tool_use` blocks.
     Anthropic,
+    /// OpenAI Responses: a request's `input` items, where `function_call_output` items
+    /// (with `call_id`) answer `function_call` items. Only a `function_call_output`'s
+    /// `output` is ever replaced.
+    Responses,
 }
 
 impl Format {
@@ -75,6 +84,7 @@ impl Format {
         match self {
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
+            Format::Responses => "responses",
         }
     }
 }
@@ -97,8 +107,9 @@ impl std::str::FromStr for FormatChoice {
             "auto" => Ok(FormatChoice::Auto),
             "openai" => Ok(FormatChoice::Fixed(Format::OpenAi)),
             "anthropic" => Ok(FormatChoice::Fixed(Format::Anthropic)),
+            "responses" => Ok(FormatChoice::Fixed(Format::Responses)),
             _ => Err(format!(
-                "unknown format {s:?}: expected openai, anthropic or auto"
+                "unknown format {s:?}: expected openai, anthropic, responses or auto"
             )),
         }
     }
@@ -109,13 +120,14 @@ impl std::str::FromStr for FormatChoice {
 pub enum Skip {
     /// `enabled` is false.
     Disabled,
-    /// Not an object with a `messages` array, nor an array of messages.
+    /// Not an object with a `messages` array (or, for Responses, an `input` array),
+    /// nor an array of messages.
     NotARequest,
     /// Fewer messages than `min_messages`.
     TooShort,
     /// No tool-result shape of either format was found (auto-detection).
     NoToolResults,
-    /// Both formats' tool shapes were found (auto-detection).
+    /// Tool shapes of more than one format were found (auto-detection).
     Ambiguous,
     /// A message or block does not have the shape its format requires.
     Malformed(String),
@@ -127,10 +139,10 @@ impl fmt::Display for Skip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Skip::Disabled => f.write_str("disabled"),
-            Skip::NotARequest => f.write_str("not a request: no messages array"),
+            Skip::NotARequest => f.write_str("not a request: no messages or input array"),
             Skip::TooShort => f.write_str("fewer messages than min_messages"),
             Skip::NoToolResults => f.write_str("no tool results"),
-            Skip::Ambiguous => f.write_str("both OpenAI and Anthropic tool shapes found"),
+            Skip::Ambiguous => f.write_str("tool shapes of more than one format found"),
             Skip::Malformed(why) => write!(f, "malformed: {why}"),
             Skip::Panicked(why) => write!(f, "internal error: {why}"),
         }
@@ -189,8 +201,11 @@ pub struct ContextOutcome {
 pub type StoreFn<'a> = dyn FnMut(&[u8]) -> Option<String> + 'a;
 
 /// Runs the pass over a whole request: an object with a `messages` array (OpenAI chat
-/// completions or Anthropic messages; every other key, e.g. `system`, `tools`, `model`,
-/// is left as it is), or a bare array of messages.
+/// completions or Anthropic messages), an object with an `input` array (OpenAI
+/// Responses), or a bare array of messages or input items. Every other key (`system`,
+/// `instructions`, `tools`, `model`, …) is left as it is. An object with both arrays is
+/// read by its `messages` unless `format` is [`Format::Responses`]; an `input` that is
+/// a string (a plain prompt) passes through.
 pub fn compress_request(
     request: &Value,
     format: FormatChoice,
@@ -198,33 +213,47 @@ pub fn compress_request(
     store: &mut StoreFn<'_>,
 ) -> ContextOutcome {
     match request {
-        Value::Object(map) => match map.get("messages") {
-            Some(messages @ Value::Array(_)) => {
-                let out = compress_messages(messages, format, settings, store);
-                if !out.changed {
-                    return ContextOutcome {
-                        request: request.clone(),
-                        ..out
-                    };
+        Value::Object(map) => {
+            let responses = match format {
+                FormatChoice::Fixed(Format::Responses) => true,
+                FormatChoice::Fixed(_) => false,
+                FormatChoice::Auto => {
+                    !map.contains_key("messages") && map.get("input").is_some_and(Value::is_array)
                 }
-                let mut req = map.clone();
-                req.insert("messages".to_string(), out.request);
-                ContextOutcome {
-                    request: Value::Object(req),
-                    changed: true,
-                    report: out.report,
+            };
+            let (key, format) = if responses {
+                ("input", FormatChoice::Fixed(Format::Responses))
+            } else {
+                ("messages", format)
+            };
+            match map.get(key) {
+                Some(list @ Value::Array(_)) => {
+                    let out = compress_messages(list, format, settings, store);
+                    if !out.changed {
+                        return ContextOutcome {
+                            request: request.clone(),
+                            ..out
+                        };
+                    }
+                    let mut req = map.clone();
+                    req.insert(key.to_string(), out.request);
+                    ContextOutcome {
+                        request: Value::Object(req),
+                        changed: true,
+                        report: out.report,
+                    }
                 }
+                _ => pass_through(request, Skip::NotARequest, ContextReport::default()),
             }
-            _ => pass_through(request, Skip::NotARequest, ContextReport::default()),
-        },
+        }
         Value::Array(_) => compress_messages(request, format, settings, store),
         _ => pass_through(request, Skip::NotARequest, ContextReport::default()),
     }
 }
 
 /// The pass on a request's JSON text: what a proxy calls for each outgoing request.
-/// `request` is the body of an OpenAI chat-completions or Anthropic messages request
-/// (UTF-8 JSON); the release decision (see `docs/context.md`, "The release rule") is
+/// `request` is the body of an OpenAI chat-completions, OpenAI Responses or Anthropic
+/// messages request (UTF-8 JSON); the release decision (see `docs/context.md`, "The release rule") is
 /// made inside from the request alone, so no state is kept between calls.
 ///
 /// Returns the body to send and the report. When nothing was replaced (including input
@@ -254,8 +283,9 @@ pub fn compress_request_json<'a>(
     }
 }
 
-/// Runs the pass over a `messages` array (what the Python binding
-/// `snip.compress_messages(messages, **settings)` calls). Anything else passes through.
+/// Runs the pass over a `messages` array, or a Responses `input` array (what the Python
+/// binding `snip.compress_messages(messages, **settings)` calls). Anything else passes
+/// through.
 pub fn compress_messages(
     messages: &Value,
     format: FormatChoice,
@@ -335,15 +365,16 @@ fn run_pass(
         .collect();
     let mut saving: Vec<usize> = probes.iter().map(Probe::saving).collect();
     saving.resize(slots.len(), 0);
-    let msg_bytes: Vec<usize> = list.iter().map(release::value_len).collect();
-    let mut calls = Vec::with_capacity(list.len());
-    let mut made = 0;
-    for m in list {
-        if m.get("role").and_then(Value::as_str) == Some("assistant") {
-            made += 1;
-        }
-        calls.push(made);
-    }
+    let msg_bytes: Vec<usize> = list.iter().map(release::message_len).collect();
+    // The calls made so far: the request before each run of model output, and this one.
+    let mut calls: Vec<usize> = (0..list.len())
+        .filter(|&i| {
+            adapters::is_model_output(format, &list[i])
+                && (i == 0 || !adapters::is_model_output(format, &list[i - 1]))
+        })
+        .collect();
+    calls.push(list.len());
+    calls.dedup();
     let result_msg: Vec<usize> = slots.iter().map(|s| s.msg).collect();
     let leaving = release::released(
         settings,
@@ -443,7 +474,7 @@ fn probe<'a>(slot: &'a adapters::Slot, settings: &ContextSettings) -> Probe<'a> 
     if line.len() >= text.len() {
         return Probe::NotSmaller;
     }
-    let saving = release::json_len(text).saturating_sub(release::json_len(&line));
+    let saving = text.len().saturating_sub(line.len());
     Probe::Replace {
         text,
         digest: d,

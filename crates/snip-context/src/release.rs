@@ -2,8 +2,20 @@
 //!
 //! Replacing an older result changes the request from that result on, so the provider
 //! re-writes everything after it into its prompt cache at the write price instead of
-//! reading it at the read price. A release pays when the tokens it saves on the calls
-//! that follow outweigh that re-write:
+//! reading it at the read price. Two conditions must hold for a release:
+//!
+//! - **It is paid for already.** The pass replays every earlier call of the
+//!   conversation (the request sent before each model turn) and keeps a ledger of what
+//!   it saved against sending everything: each call's cost with the pass minus the same
+//!   call's cost without it, at the settings' prices. A release is allowed only when
+//!   the ledger, after paying this call's re-write, is still at or above zero. So the
+//!   pass never costs more than no compression at any session length, whenever the
+//!   session stops: the first release waits until it pays for itself on the call that
+//!   makes it (the released results are so large that sending their summaries, even
+//!   re-written at the write price, costs less than reading them), and later ones
+//!   are paid from what the earlier ones saved.
+//! - **It is worth it.** The tokens saved on each later call, times the calls expected
+//!   to follow, exceed the re-write it causes:
 //!
 //! ```text
 //! expected_calls × read × saved  >  write × suffix_after − read × suffix_before
@@ -12,181 +24,306 @@
 //! where `saved` is what the newly released results shrink by, `suffix_before` the
 //! request from the first of them to the end as it was (what the cache would have
 //! read), and `suffix_after` the same span after the release (what the cache now
-//! writes). Prices are the settings' percentages of an uncached input token; sizes are
-//! bytes of the serialized messages (the same unit on both sides, so the ratio of bytes
-//! to tokens cancels out).
+//! writes).
+//! - **It is due.** What the pass gave up since its last release, by sending whole
+//!   results it could have released (read price × their saving, summed over the calls
+//!   since), is at least that re-write. This is the rent-or-buy rule: releases come in
+//!   batches sized so that the re-writes and the savings given up while waiting stay
+//!   in balance, instead of one re-write of the protected window per call.
 //!
-//! The decision is replayed from the start of the conversation at every message that
-//! carries tool results, seeing only the messages up to it. So the released count is a
-//! function of the conversation's prefix: it never decreases as the conversation
-//! grows, it is the same on every call and in every process, and between two releases
-//! each request is the previous one with messages appended.
+//! Prices are the settings' percentages of an uncached input token; sizes are bytes of
+//! the text the model reads (string values of the messages, unescaped, plus a few
+//! bytes of framing per message), the same unit on both sides.
+//!
+//! The decision is replayed from the start of the conversation at every call, seeing
+//! only the messages that call sent. So the released count is a function of the
+//! conversation's prefix: it never decreases as the conversation grows, it is the same
+//! on every call and in every process, and between two releases each request is the
+//! previous one with messages appended.
 
 use crate::ContextSettings;
 
 /// The sizes the rule reads, all indexed as in the request.
 pub(crate) struct Shape<'a> {
-    /// Serialized size of each message, in bytes.
+    /// Size of each message, in bytes of text.
     pub msg_bytes: &'a [usize],
     /// For each tool result (oldest first), the index of its message (non-decreasing).
     pub result_msg: &'a [usize],
     /// For each tool result, the bytes its summary would save (0: it would stay whole).
     /// Read only for results that may leave the protected window.
     pub saving: &'a [usize],
-    /// For each message, the assistant messages among `messages[..=i]` (the API calls
-    /// made so far when that message was sent).
+    /// The calls of the conversation: for each, the number of leading messages its
+    /// request sent (strictly increasing; the last is the whole request in hand).
     pub calls: &'a [usize],
 }
 
 /// The number of oldest tool results released (summarised where they can be).
 pub(crate) fn released(s: &ContextSettings, shape: &Shape<'_>) -> usize {
     let n = shape.result_msg.len();
-    // cum[i] = bytes of messages[..i].
+    // cum[i] = bytes of messages[..i]; gsum[i] = saving of results[..i].
     let mut cum = Vec::with_capacity(shape.msg_bytes.len() + 1);
     cum.push(0usize);
     for b in shape.msg_bytes {
         cum.push(cum.last().copied().unwrap_or(0) + b);
     }
-    let write = s.cache_write_pct as i128;
-    let read = s.cache_read_pct as i128;
+    let mut gsum = Vec::with_capacity(n + 1);
+    gsum.push(0usize);
+    for g in shape.saving {
+        gsum.push(gsum.last().copied().unwrap_or(0) + g);
+    }
+    let w = s.cache_write_pct as i128;
+    let r = s.cache_read_pct as i128;
+    // Bytes of the pass's request `messages[..upto]` with the oldest `f` results
+    // released.
+    let sent = |f: usize, upto: usize| -> usize {
+        let before = shape.result_msg.partition_point(|&m| m < upto);
+        cum[upto] - gsum[f.min(before)]
+    };
+    // A call's cost when `common` leading bytes are read from the cache and the rest of
+    // its `total` bytes is written.
+    let cost = |common: usize, total: usize| -> i128 {
+        let common = common.min(total);
+        r * common as i128 + w * (total - common) as i128
+    };
     let mut f = 0usize;
     let mut k = 0usize;
-    while k < n {
-        let m = shape.result_msg[k];
-        while k < n && shape.result_msg[k] == m {
+    // What the pass saved so far against no compression (percent × bytes).
+    let mut ledger: i128 = 0;
+    // What the pass gave up since its last release by not releasing the results that
+    // could have been (percent × bytes).
+    let mut forgone: i128 = 0;
+    let (mut prev_all, mut prev_sent) = (0usize, 0usize);
+    for (c, &p) in shape.calls.iter().enumerate() {
+        let p = p.min(shape.msg_bytes.len());
+        while k < n && shape.result_msg[k] < p {
             k += 1;
         }
-        if m + 1 < s.min_messages {
-            continue;
-        }
-        let target = k.saturating_sub(s.keep_last);
-        if target <= f {
-            continue;
-        }
-        if let Some(b) = s.batch {
-            let b = b.max(1);
-            f = f.max(target / b * b);
-            continue;
-        }
-        let gain: usize = shape.saving[f..target].iter().sum();
-        let Some(first) = (f..target).find(|&i| shape.saving[i] > 0) else {
-            // Nothing in the span would change: moving past it costs nothing.
-            f = target;
-            continue;
+        let none = cost(prev_all, cum[p]);
+        // This call's cost with `to` results released, coming from `f`.
+        let cost_to = |to: usize| -> i128 {
+            let total = sent(to, p);
+            match (f..to).find(|&i| shape.saving[i] > 0) {
+                Some(first) => cost(prev_sent.min(sent(f, shape.result_msg[first])), total),
+                None => cost(prev_sent, total),
+            }
         };
-        let before = cum[m + 1] - cum[shape.result_msg[first]];
-        let after = before.saturating_sub(gain);
-        let expected = s.expected_calls.unwrap_or(shape.calls[m]) as i128;
-        let benefit = expected * read * gain as i128;
-        let cost = write * after as i128 - read * before as i128;
-        if benefit > cost {
-            f = target;
+        let target = k.saturating_sub(s.keep_last);
+        let mut to = f;
+        if p >= s.min_messages && target > f {
+            if let Some(b) = s.batch {
+                to = f.max(target / b.max(1) * b.max(1));
+            } else if (f..target).all(|i| shape.saving[i] == 0) {
+                // Nothing in the span would change: moving past it costs nothing.
+                to = target;
+            } else {
+                let gain = (gsum[target] - gsum[f]) as i128;
+                let keep = cost_to(f);
+                let release = cost_to(target);
+                let expected = s.expected_calls.unwrap_or(c + 1) as i128;
+                let worth = expected * r * gain > release - keep;
+                let due = forgone >= release - keep;
+                let paid = ledger + none - release >= 0;
+                if worth && due && paid {
+                    to = target;
+                } else {
+                    forgone += r * gain;
+                }
+            }
         }
+        if to > f {
+            forgone = 0;
+        }
+        ledger += none - cost_to(to);
+        f = to;
+        prev_all = cum[p];
+        prev_sent = sent(f, p);
     }
     f
 }
 
-/// Bytes of `s` as a JSON string body (escapes counted as serde_json writes them).
-pub(crate) fn json_len(s: &str) -> usize {
-    s.bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0..=0x1f => 6,
-            _ => 1,
-        })
-        .sum()
-}
+/// Bytes of framing counted per message (its role, keys and separators as the model
+/// reads them: a few tokens).
+const MESSAGE_FRAMING: usize = 16;
 
-/// Serialized size of a JSON value in bytes, without building the text.
-pub(crate) fn value_len(v: &serde_json::Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
+/// Size of one message as the model reads it: the bytes of every string in it
+/// (unescaped), plus [`MESSAGE_FRAMING`].
+pub(crate) fn message_len(v: &serde_json::Value) -> usize {
+    fn text(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::String(s) => s.len(),
+            serde_json::Value::Array(a) => a.iter().map(text).sum(),
+            serde_json::Value::Object(o) => o.values().map(text).sum(),
+            _ => 0,
         }
     }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
+    text(v) + MESSAGE_FRAMING
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `n` results of `size` bytes, one per message pair, saving `save` each.
-    fn run(s: &ContextSettings, n: usize, size: usize, save: usize) -> Vec<usize> {
-        // messages: 0 system, then (assistant, tool) pairs.
+    /// A conversation of `n` calls, each answered by one tool call whose result has
+    /// `size` bytes and would save `save`: messages are a system prompt, then
+    /// (assistant, tool) pairs. Returns, for each call `k` (1-based: the request holds
+    /// `k` results), the sizes of its messages as the pass sends them.
+    fn session(s: &ContextSettings, n: usize, size: usize, save: usize) -> Vec<Vec<usize>> {
         let mut msg_bytes = vec![100];
         let mut result_msg = Vec::new();
-        let mut calls = vec![0];
-        for i in 0..n {
+        for _ in 0..n {
             msg_bytes.push(50);
-            calls.push(i + 1);
             msg_bytes.push(size);
-            calls.push(i + 1);
             result_msg.push(msg_bytes.len() - 1);
         }
         let saving = vec![save; n];
-        // The released count after each result.
         (1..=n)
             .map(|k| {
-                let last = result_msg[k - 1];
-                released(
+                let len = result_msg[k - 1] + 1;
+                // Requests were sent before each assistant message, and now.
+                let mut calls: Vec<usize> = (0..k).map(|i| 1 + 2 * i).collect();
+                calls.push(len);
+                let f = released(
                     s,
                     &Shape {
-                        msg_bytes: &msg_bytes[..=last],
+                        msg_bytes: &msg_bytes[..len],
                         result_msg: &result_msg[..k],
                         saving: &saving[..k],
-                        calls: &calls[..=last],
+                        calls: &calls,
                     },
-                )
+                );
+                let mut sent = msg_bytes[..len].to_vec();
+                for &m in &result_msg[..f] {
+                    sent[m] -= save;
+                }
+                sent
             })
             .collect()
     }
 
-    #[test]
-    fn never_decreases_and_waits_until_it_pays() {
-        let s = ContextSettings {
+    /// The number of summarised results of each request.
+    fn released_counts(requests: &[Vec<usize>], size: usize) -> Vec<usize> {
+        requests
+            .iter()
+            .map(|r| r.iter().skip(2).step_by(2).filter(|&&b| b < size).count())
+            .collect()
+    }
+
+    /// Cost of each call of `requests` and of the same calls sent whole, priced
+    /// independently of the rule: a call reads from the cache the leading messages
+    /// equal to the previous call's and writes the rest.
+    fn costs(
+        s: &ContextSettings,
+        requests: &[Vec<usize>],
+        whole: &[Vec<usize>],
+    ) -> Vec<(i128, i128)> {
+        let price = |prev: &[usize], cur: &[usize]| -> i128 {
+            let same = prev.iter().zip(cur).take_while(|(a, b)| a == b).count();
+            let read: usize = cur[..same].iter().sum();
+            let all: usize = cur.iter().sum();
+            s.cache_read_pct as i128 * read as i128
+                + s.cache_write_pct as i128 * (all - read) as i128
+        };
+        let mut out = Vec::new();
+        let (mut pp, mut pw): (&[usize], &[usize]) = (&[], &[]);
+        for (r, w) in requests.iter().zip(whole) {
+            out.push((price(pp, r), price(pw, w)));
+            pp = r;
+            pw = w;
+        }
+        out
+    }
+
+    fn settings(keep_last: usize, write: usize, read: usize) -> ContextSettings {
+        ContextSettings {
             min_messages: 0,
-            keep_last: 2,
-            expected_calls: Some(5),
+            keep_last,
+            cache_write_pct: write,
+            cache_read_pct: read,
             ..ContextSettings::default()
-        };
-        let got = run(&s, 60, 10_000, 9_500);
-        assert!(got.windows(2).all(|w| w[0] <= w[1]), "{got:?}");
-        // Not at the first chance: the first result leaves the window at k = 3.
-        assert_eq!(got[2], 0, "{got:?}");
-        assert!(*got.last().unwrap() > 0, "{got:?}");
-        // Releases are few: the count changes far less often than once per result.
+        }
+    }
+
+    #[test]
+    fn never_costs_more_than_sending_everything_at_any_length() {
+        for (write, read) in [(125, 10), (200, 10), (100, 25), (100, 10), (100, 50)] {
+            for (size, save) in [(10_000, 9_500), (3_000, 2_000), (800, 300)] {
+                let s = settings(2, write, read);
+                let n = 300;
+                let reqs = session(&s, n, size, save);
+                let whole = session(
+                    &ContextSettings {
+                        keep_last: n,
+                        ..s.clone()
+                    },
+                    n,
+                    size,
+                    save,
+                );
+                let (mut pass, mut none) = (0, 0);
+                for (k, (p, w)) in costs(&s, &reqs, &whole).into_iter().enumerate() {
+                    pass += p;
+                    none += w;
+                    assert!(
+                        pass <= none,
+                        "{write}/{read} {size}/{save}: call {k}: {pass} > {none}"
+                    );
+                }
+                let got = released_counts(&reqs, size);
+                assert!(got.windows(2).all(|w| w[0] <= w[1]), "{got:?}");
+                // Each request extends the previous one, except where the count grew.
+                for k in 1..n {
+                    if got[k] == got[k - 1] {
+                        assert_eq!(reqs[k][..reqs[k - 1].len()], reqs[k - 1][..]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn waits_until_the_first_release_pays_for_itself() {
+        // Anthropic's prices: the released results must outweigh the re-written tail
+        // ~11.5 times over, so the first release comes late and at once.
+        let got = released_counts(&session(&settings(2, 125, 10), 200, 10_000, 9_500), 10_000);
+        let first = got.iter().position(|&f| f > 0).unwrap();
+        assert!(
+            (25..120).contains(&first),
+            "first release at call {first}: {got:?}"
+        );
+        assert!(got[first] > 20, "{got:?}");
+        // Releases are few: the count changes far less often than once per call.
         let changes = got.windows(2).filter(|w| w[0] != w[1]).count();
-        assert!(changes < 15, "{changes} releases: {got:?}");
-        // Learned from the session (as many calls again as so far), releases start.
-        let learned = ContextSettings {
-            expected_calls: None,
-            ..s
-        };
-        let got = run(&learned, 60, 10_000, 9_500);
-        assert!(got.windows(2).all(|w| w[0] <= w[1]), "{got:?}");
-        assert_eq!(got[2], 0, "{got:?}");
-        assert!(got[59] >= 50, "{got:?}");
+        assert!(changes < 40, "{changes} releases: {got:?}");
+        // Cheaper writes (OpenAI: no premium, reads at 25%) release sooner.
+        let cheap = released_counts(&session(&settings(2, 100, 25), 200, 10_000, 9_500), 10_000);
+        let sooner = cheap.iter().position(|&f| f > 0).unwrap();
+        assert!(sooner < first, "{sooner} vs {first}");
+        // Short sessions: nothing is released.
+        let short = released_counts(&session(&settings(2, 125, 10), 30, 10_000, 9_500), 10_000);
+        assert!(short.iter().all(|&f| f == 0), "{short:?}");
     }
 
     #[test]
     fn small_savings_are_never_worth_it_and_free_moves_are_taken() {
-        let s = ContextSettings {
-            min_messages: 0,
-            keep_last: 2,
-            expected_calls: Some(3),
-            ..ContextSettings::default()
-        };
-        assert_eq!(*run(&s, 40, 10_000, 100).last().unwrap(), 0);
+        let s = settings(2, 125, 10);
+        let got = released_counts(&session(&s, 300, 10_000, 100), 10_000);
+        assert_eq!(*got.last().unwrap(), 0);
         // Nothing to save: the window moves (no bytes change).
-        assert_eq!(*run(&s, 40, 10_000, 0).last().unwrap(), 38);
+        let shape_calls: Vec<usize> = (0..40).map(|i| 1 + 2 * i).chain([81]).collect();
+        let msg_bytes: Vec<usize> = std::iter::once(100)
+            .chain((0..40).flat_map(|_| [50, 10_000]))
+            .collect();
+        let result_msg: Vec<usize> = (0..40).map(|i| 2 + 2 * i).collect();
+        let f = released(
+            &s,
+            &Shape {
+                msg_bytes: &msg_bytes,
+                result_msg: &result_msg,
+                saving: &[0; 40],
+                calls: &shape_calls,
+            },
+        );
+        assert_eq!(f, 38);
     }
 
     #[test]
@@ -197,14 +334,13 @@ mod tests {
             batch: Some(10),
             ..ContextSettings::default()
         };
-        let got = run(&s, 45, 1_000, 900);
+        let got = released_counts(&session(&s, 45, 1_000, 900), 1_000);
         assert_eq!((got[28], got[29], got[39], got[44]), (0, 10, 20, 20));
     }
 
     #[test]
-    fn json_len_matches_serde() {
-        for s in ["", "plain", "a\"b\\c\nd\te\u{1}f\u{7f}é→"] {
-            assert_eq!(json_len(s) + 2, serde_json::to_string(s).unwrap().len());
-        }
+    fn message_len_counts_text_not_escapes() {
+        let m = serde_json::json!({"role": "tool", "content": "a\"b\nc"});
+        assert_eq!(message_len(&m), "tool".len() + 5 + MESSAGE_FRAMING);
     }
 }

@@ -101,9 +101,10 @@ impl Summary {
 
 /// The label of a tool: its name, and its main argument in backticks when it has one.
 /// `args` is the call's arguments (a JSON object, or a string when they did not
-/// parse). The main argument is the first string among `command`, `cmd`, `file_path`,
-/// `path`, `pattern`, `query`, `url` (for a search tool: `pattern`, `query`, `regex`,
-/// `path`), else the first string-valued argument.
+/// parse). The main argument is the first string (or list of strings, joined with
+/// spaces) among `command`, `cmd`, `file_path`, `path`, `pattern`, `query`, `url` (for
+/// a search tool: `pattern`, `query`, `regex`, `path`), else the first string-valued
+/// argument.
 pub fn tool_label(name: Option<&str>, args: Option<&serde_json::Value>) -> String {
     let name = name
         .map(|n| one_line(n).replace('→', "->"))
@@ -124,16 +125,29 @@ pub fn tool_label(name: Option<&str>, args: Option<&serde_json::Value>) -> Strin
             "url",
         ]
     };
+    // A string, or an argv list of strings (Codex's `shell`: `["bash", "-lc", "…"]`)
+    // joined with spaces.
+    let text = |v: &serde_json::Value| -> Option<String> {
+        match v {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Array(a) if !a.is_empty() => a
+                .iter()
+                .map(|x| x.as_str())
+                .collect::<Option<Vec<&str>>>()
+                .map(|v| v.join(" ")),
+            _ => None,
+        }
+    };
     let arg = match args {
         Some(serde_json::Value::Object(map)) => keys
             .iter()
-            .find_map(|k| map.get(*k).and_then(|v| v.as_str()))
-            .or_else(|| map.values().find_map(|v| v.as_str())),
-        Some(serde_json::Value::String(s)) => Some(s.as_str()),
+            .find_map(|k| map.get(*k).and_then(text))
+            .or_else(|| map.values().find_map(|v| v.as_str().map(str::to_string))),
+        Some(serde_json::Value::String(s)) => Some(s.clone()),
         _ => None,
     };
     if let Some(arg) = arg {
-        let arg = one_line(arg).replace('→', "->");
+        let arg = one_line(&arg).replace('→', "->");
         let arg = arg.trim();
         if !arg.is_empty() {
             label.push_str(" `");

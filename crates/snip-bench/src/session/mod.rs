@@ -78,7 +78,7 @@ pub(crate) struct Provider {
 }
 
 /// The price tables the bench reports.
-pub(crate) const PROVIDERS: [Provider; 2] = [
+pub(crate) const PROVIDERS: [Provider; 3] = [
     // Claude Sonnet 4.x: $3 input, 5-minute cache write 1.25×, cache read 0.1×;
     // 1,024-token minimum. The host marks the end of each request as a breakpoint,
     // so everything not read from the cache is written to it.
@@ -86,6 +86,15 @@ pub(crate) const PROVIDERS: [Provider; 2] = [
         name: "anthropic (sonnet: $3 in, $3.75 write, $0.30 read)",
         input: 3.0,
         write: 3.75,
+        read: 0.30,
+        min_cached: 1024,
+        step: 1,
+    },
+    // The same with 1-hour cache entries: writes at 2×.
+    Provider {
+        name: "anthropic-1h (sonnet, 1-hour entries: $3 in, $6 write, $0.30 read)",
+        input: 3.0,
+        write: 6.0,
         read: 0.30,
         min_cached: 1024,
         step: 1,
@@ -911,8 +920,12 @@ struct Report {
 }
 
 fn sweep(args: &Args) -> Result<Report, String> {
+    sweep_with(args, policies(args.sweep))
+}
+
+/// The sweep over `pol` (the first policy is the baseline ratios are taken to).
+fn sweep_with(args: &Args, pol: Vec<(String, Policy)>) -> Result<Report, String> {
     let max = *args.lengths.iter().max().unwrap_or(&2);
-    let pol = policies(args.sweep);
     let mut tokens = TokenCounter::default();
     let mut cells = Vec::new();
     for family in ["bench", "realistic"] {
@@ -1206,7 +1219,7 @@ mod tests {
                 prefix_tokens: 500,
             },
         ];
-        let [a, o] = PROVIDERS;
+        let [a, _, o] = PROVIDERS;
         // Anthropic: 10,000 + 2,000 + 12,500 written at 1.25×, 10,000 read at 0.1×
         // (the 500-token prefix is under the minimum).
         let want = (24_500.0 * 3.75 + 10_000.0 * 0.30) / 1e6;
@@ -1259,6 +1272,73 @@ mod tests {
         );
         let sum = |v: &[CallStat]| v.iter().map(|c| c.tokens).sum::<u64>();
         assert!(sum(&pass) < sum(&none));
+    }
+
+    /// The pass never costs more than not running it, at any session length and with
+    /// every price table: alone (on the host's results) against no compression, and
+    /// as hosts run it (after per-result compression) against per-result compression
+    /// only. Short sessions included: there the pass must do nothing.
+    #[test]
+    fn the_pass_never_costs_more_than_not_running_it() {
+        let args = Args {
+            seeds: 2,
+            lengths: vec![5, 10, 20, 30, 50, 80, 100],
+            ..Args::default()
+        };
+        let new = ContextSettings::default();
+        let pol = vec![
+            ("none".to_string(), Policy::None),
+            ("per-result".to_string(), Policy::PerResult),
+            (
+                "pass".to_string(),
+                Policy::Pass {
+                    settings: new.clone(),
+                    per_result: false,
+                },
+            ),
+            (
+                "per-result + pass".to_string(),
+                Policy::Pass {
+                    settings: new,
+                    per_result: true,
+                },
+            ),
+        ];
+        let report = sweep_with(&args, pol).unwrap();
+        let mut released = 0;
+        for family in ["bench", "realistic"] {
+            for seed in 1..=args.seeds {
+                for &l in &args.lengths {
+                    let cell = |p: &str| report.cell(family, seed, l, p).unwrap();
+                    let (none, per, pass, both) = (
+                        cell("none"),
+                        cell("per-result"),
+                        cell("pass"),
+                        cell("per-result + pass"),
+                    );
+                    for (k, p) in PROVIDERS.iter().enumerate() {
+                        let at = format!("{family}, seed {seed}, {l} calls, {}", p.name);
+                        assert!(
+                            pass.cost[k] <= none.cost[k] + 1e-9,
+                            "pass alone: {at}: {} > {}",
+                            pass.cost[k],
+                            none.cost[k]
+                        );
+                        assert!(
+                            both.cost[k] <= per.cost[k] + 1e-9,
+                            "per-result + pass: {at}: {} > {}",
+                            both.cost[k],
+                            per.cost[k]
+                        );
+                    }
+                    if pass.tokens < none.tokens {
+                        released += 1;
+                    }
+                }
+            }
+        }
+        // The guarantee is not met by never releasing anything.
+        assert!(released > 0);
     }
 
     /// The targets of `docs/context.md` on the realistic family (slow in debug builds:

@@ -1,7 +1,7 @@
 //! `snip context`: the conversation pass over one request read from stdin.
 //!
-//! Reads a chat request (OpenAI chat completions or Anthropic messages, or a bare
-//! messages array) as JSON, replaces older tool results by one-line summaries (see
+//! Reads a chat request (OpenAI chat completions, OpenAI Responses or Anthropic
+//! messages, or a bare messages array) as JSON, replaces older tool results by one-line summaries (see
 //! `docs/context.md`), keeps each replaced original in the store, and prints the
 //! request to send. Settings come from `SNIP_CONTEXT_*`, the store from `SNIP_STORE*`.
 //!
@@ -24,6 +24,8 @@ pub enum FormatArg {
     Openai,
     /// Anthropic messages (`tool_use` / `tool_result` blocks).
     Anthropic,
+    /// OpenAI Responses (`input` items: `function_call` / `function_call_output`).
+    Responses,
 }
 
 impl From<FormatArg> for FormatChoice {
@@ -32,6 +34,7 @@ impl From<FormatArg> for FormatChoice {
             FormatArg::Auto => FormatChoice::Auto,
             FormatArg::Openai => FormatChoice::Fixed(Format::OpenAi),
             FormatArg::Anthropic => FormatChoice::Fixed(Format::Anthropic),
+            FormatArg::Responses => FormatChoice::Fixed(Format::Responses),
         }
     }
 }
