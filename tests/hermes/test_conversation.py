@@ -180,8 +180,15 @@ def test_middleware_only_rewrites_chat_completions(homes: dict[str, Home]) -> No
 LONG_AGENT = AGENT.replace("max_iterations=8", "max_iterations=40")
 
 #: Tool calls of the long session: enough at the default settings (keep 6, the
-#: cache-aware release rule) to cross two releases.
+#: cache-aware release rule) with an OpenAI-compatible endpoint's cache prices to
+#: cross two releases.
 LONG_CALLS = 22
+
+#: The cache prices of an OpenAI-compatible endpoint (no write premium, cached input
+#: at half price). At the default (Anthropic) prices the rule releases only once the
+#: released results outweigh the re-written window about 12 times over (some 60
+#: results: see docs/context.md), a longer session than a test should run.
+LONG_PRICES = {"SNIP_CONTEXT_CACHE_WRITE_PCT": "100", "SNIP_CONTEXT_CACHE_READ_PCT": "50"}
 
 
 def long_script() -> list:
@@ -221,7 +228,7 @@ def test_long_session_releases_at_the_defaults_and_keeps_the_cache(
 ) -> None:
     home = homes["wide"]
     with FakeLLM(long_script()) as llm:
-        got = home.run(f"BASE_URL = {llm.base_url!r}\n" + LONG_AGENT)
+        got = home.run(f"BASE_URL = {llm.base_url!r}\n" + LONG_AGENT, **LONG_PRICES)
     assert not llm.errors, llm.errors
     assert got["error"] is None, got
     requests = llm.requests
@@ -237,7 +244,7 @@ def test_long_session_releases_at_the_defaults_and_keeps_the_cache(
 
     # A second run on the same store summarises the same results byte for byte.
     with FakeLLM(long_script()) as llm2:
-        got2 = home.run(f"BASE_URL = {llm2.base_url!r}\n" + LONG_AGENT)
+        got2 = home.run(f"BASE_URL = {llm2.base_url!r}\n" + LONG_AGENT, **LONG_PRICES)
     assert got2["error"] is None, got2
     count2, summaries2 = releases(llm2.requests)
     assert count2 == count

@@ -19,9 +19,12 @@ from conftest import Env, ScriptedModel, restore_calls, tool_results
 
 ERROR_LINE = "2026-11-30T12:00:00Z ERROR db: connection refused (code=57P01) while saving order 4242"
 #: Settings that make a short session release older results: the newest two stay
-#: whole, and the release rule expects 50 more calls (so a release pays at once).
+#: whole, the release rule expects 50 more calls, and cache reads are priced as
+#: writes (a provider without a cache discount), so a release pays for itself on the
+#: call that makes it.
 CONTEXT = {"SNIP_CONTEXT_KEEP_LAST": "2", "SNIP_CONTEXT_MIN_MESSAGES": "6",
-           "SNIP_CONTEXT_EXPECTED_CALLS": "50", "SNIP_MAX_BYTES": "4096"}
+           "SNIP_CONTEXT_EXPECTED_CALLS": "50", "SNIP_CONTEXT_CACHE_WRITE_PCT": "100",
+           "SNIP_CONTEXT_CACHE_READ_PCT": "100", "SNIP_MAX_BYTES": "4096"}
 
 
 def host(name: str) -> str:
