@@ -1262,8 +1262,12 @@ mod tests {
             &s,
             &compressed,
             &Policy::Pass {
+                // Cache reads priced as writes: a release pays at once, so this
+                // 40-call session has some.
                 settings: ContextSettings {
                     min_messages: 0,
+                    cache_write_pct: 100,
+                    cache_read_pct: 100,
                     ..ContextSettings::default()
                 },
                 per_result: false,
