@@ -241,6 +241,10 @@ async fn older_results_are_summarised_by_the_conversation_pass() {
         &[
             ("SNIP_CONTEXT_KEEP_LAST", "2"),
             ("SNIP_CONTEXT_MIN_MESSAGES", "4"),
+            // Reads priced as writes: a release pays for itself at once, so this
+            // 40-result session has one (at the default prices it would wait).
+            ("SNIP_CONTEXT_CACHE_WRITE_PCT", "100"),
+            ("SNIP_CONTEXT_CACHE_READ_PCT", "100"),
         ],
         snip_proxy::DEFAULT_MAX_REWRITE_BYTES,
     )
