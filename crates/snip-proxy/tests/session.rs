@@ -27,7 +27,14 @@ fn rewriter(dir: &std::path::Path, context_enabled: bool) -> Rewriter {
         keep_last: 2,
         ..ContextSettings::default()
     };
-    Rewriter::new(snip_core::Config::default(), context, store)
+    // With the pass on, results reach it whole (per-result compression off): at the
+    // default prices a release must pay for itself on the call that makes it, and a
+    // summary is a small enough share only of a large result.
+    let config = snip_core::Config {
+        enabled: !context_enabled,
+        ..snip_core::Config::default()
+    };
+    Rewriter::new(config, context, store)
 }
 
 /// A build log of `lines` lines with one error line: the per-result rules shrink it.
