@@ -4,17 +4,17 @@
 //! function follows.
 //!
 //! The pass reads Anthropic Messages and Chat Completions requests (a `messages`
-//! array); it has no reader for the Responses API's `input` items yet, so Responses
-//! requests get the per-result step only. When it has one, `Api::context_format`
-//! (`rewrite.rs`) names its format for `Api::OpenAiResponses`, and the proxy hands
-//! this function the `input` array as it does `messages` today: nothing else changes.
+//! array) and Responses requests (the `input` items, `Format::Responses`: only a
+//! `function_call_output`'s `output` is ever replaced). `Api::context_format`
+//! (`rewrite.rs`) names the format for each API shape.
 
 use crate::memo::Memo;
 use serde_json::Value;
 use snip_context::{compress_messages, ContextReport, ContextSettings, Format, FormatChoice};
 use snip_store::StoreHandle;
 
-/// Runs the conversation pass over the array `list` (a request's `messages`) read as
+/// Runs the conversation pass over the array `list` (a request's `messages`, or a
+/// Responses request's `input`) read as
 /// `format`, keeping each replaced original in `store`. `Some((the new array,
 /// report))` only when a result was replaced (the caller carries its changed results
 /// into the client's bytes); `None` when the pass changed nothing, is disabled, or the

@@ -36,13 +36,13 @@ impl Api {
         }
     }
 
-    /// The conversation pass's format for this shape (`None`: the pass does not read
-    /// it; Responses `input` items are not a `messages` array).
+    /// The conversation pass's format for this shape: the list it reads is the
+    /// request's `messages` array, or a Responses request's `input` items.
     fn context_format(self) -> Option<Format> {
         match self {
             Api::AnthropicMessages | Api::AnthropicCountTokens => Some(Format::Anthropic),
             Api::OpenAiChat => Some(Format::OpenAi),
-            Api::OpenAiResponses => None,
+            Api::OpenAiResponses => Some(Format::Responses),
         }
     }
 }

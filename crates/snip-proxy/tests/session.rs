@@ -302,3 +302,80 @@ fn a_100_call_session_extends_its_prefix_between_releases_and_costs_less_than_di
         );
     }
 }
+
+/// A Responses session as Codex CLI sends one: request `n` is the instructions, a user
+/// message and `n` pairs of `function_call` / `function_call_output` items (with a
+/// reasoning item before each call). The pass reads the `input` items: older outputs
+/// are summarised, every call stays paired with its output, only `output` values
+/// change, and between releases each request extends the previous one.
+#[test]
+fn a_responses_session_gets_the_conversation_pass_on_its_input_items() {
+    const CALLS: usize = 60;
+    let dir = tempfile::tempdir().unwrap();
+    let rw = rewriter(dir.path(), true);
+    let head = format!(
+        "{{\"model\":\"gpt-test\",\"instructions\":{},\"input\":[{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"Fix the build.\"}}]}}",
+        serde_json::to_string(&"You are a coding agent. ".repeat(100)).unwrap()
+    );
+    const RTAIL: &str = "],\"stream\":true,\"store\":false}";
+    let mut items = String::new();
+    let (mut proxied, mut released) = (Vec::new(), Vec::new());
+    for k in 0..CALLS {
+        items.push_str(&format!(
+            ",{{\"type\":\"reasoning\",\"id\":\"rs_{k}\",\"summary\":[],\"encrypted_content\":\"ZW5j{k}\"}},{{\"type\":\"function_call\",\"id\":\"fc_{k}\",\"call_id\":\"call_{k}\",\"name\":\"shell\",\"arguments\":\"{{\\\"command\\\":[\\\"make\\\",\\\"step{k}\\\"]}}\"}},{{\"type\":\"function_call_output\",\"call_id\":\"call_{k}\",\"output\":{}}}",
+            serde_json::to_string(&build_log_n(&format!("step{k}"), 800)).unwrap()
+        ));
+        let body = format!("{head}{items}{RTAIL}").into_bytes();
+        let out = rw.rewrite(Api::OpenAiResponses, &body);
+        released.push(out.as_ref().map_or(0, |o| o.summarised));
+        let got = out.map_or_else(|| body.clone(), |o| o.body);
+        // Every item but the outputs is the client's: same count, same order, and each
+        // non-output item byte-for-byte equal after a JSON round trip.
+        let (sent, new): (Value, Value) = (
+            serde_json::from_slice(&body).unwrap(),
+            serde_json::from_slice(&got).unwrap(),
+        );
+        let (a, b) = (
+            sent["input"].as_array().unwrap(),
+            new["input"].as_array().unwrap(),
+        );
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            if x["type"] == "function_call_output" {
+                assert_eq!(x["call_id"], y["call_id"], "outputs stay paired");
+                assert!(y["output"].is_string());
+            } else {
+                assert_eq!(x, y, "only function_call_output items change");
+            }
+        }
+        assert_eq!(sent["instructions"], new["instructions"]);
+        proxied.push(got);
+    }
+    assert!(released.windows(2).all(|w| w[1] >= w[0]), "never falls");
+    let releases: Vec<usize> = (1..CALLS)
+        .filter(|&n| released[n] > released[n - 1])
+        .collect();
+    assert!(
+        !releases.is_empty(),
+        "older outputs are summarised: {released:?}"
+    );
+    let last: Value = serde_json::from_slice(&proxied[CALLS - 1]).unwrap();
+    let summaries = last["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["output"].as_str().is_some_and(|o| o.contains("sn_")))
+        .count();
+    assert!(summaries > 0, "a summary quotes a restore id");
+    for n in 1..CALLS {
+        if releases.contains(&n) {
+            continue;
+        }
+        let prev = &proxied[n - 1][..proxied[n - 1].len() - RTAIL.len()];
+        assert!(
+            proxied[n].starts_with(prev),
+            "request {n} extends request {}",
+            n - 1
+        );
+    }
+}
