@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 use serde_json::Value;
 use snip_core::marker;
-use snip_core::rules::json_fields::{is_json, looks_like_json, JsonElision, SEPARATOR};
+use snip_core::rules::json_fields::{is_json, looks_like_json, JsonElision, MARKER_KEY, SEPARATOR};
 
 use snip_core::Config;
 
@@ -45,6 +45,7 @@ struct Seen {
     strings: u64,
     arrays: u64,
     items: u64,
+    members: u64,
 }
 
 /// A `json-fields` marker found in a string of the output.
@@ -121,6 +122,37 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn walk(&mut self, orig: &Value, out: &Value) {
         match (orig, out) {
+            (Value::Object(a), Value::Object(b)) if b.keys().any(|k| k.starts_with(MARKER_KEY)) => {
+                // Kept members are the original's; each marker member's range holds
+                // exactly the members it stands for.
+                let mut accounted = 0usize;
+                for (k, v) in b {
+                    if k.starts_with(MARKER_KEY) {
+                        let f = parse_marker(v.as_str().expect("marker member is a string"));
+                        let m: usize = f.what.split(' ').next().unwrap().parse().unwrap();
+                        assert!(f.what.ends_with("elided from this object"), "{}", f.what);
+                        let (s, e) = f.bytes.expect("object marker without bytes");
+                        if let Some((field, cs, ce)) = &f.call {
+                            assert!(field.is_none());
+                            assert_eq!((*cs, *ce), (s, e));
+                        }
+                        let slice = &self.original_bytes[s as usize..e as usize];
+                        let members = parse(&[b"{", slice, b"}"].concat());
+                        let members = members.as_object().unwrap();
+                        assert!(members.len() <= m && m >= 1);
+                        for (mk, mv) in members {
+                            assert_eq!(a.get(mk), Some(mv), "elided member {mk} differs");
+                        }
+                        accounted += members.len();
+                        self.seen.members += m as u64;
+                    } else {
+                        let orig_v = a.get(k).unwrap_or_else(|| panic!("key {k} is new"));
+                        self.walk(orig_v, v);
+                        accounted += 1;
+                    }
+                }
+                assert_eq!(accounted, a.len(), "members neither kept nor in a marker");
+            }
             (Value::Object(a), Value::Object(b)) => {
                 let ka: Vec<_> = a.keys().collect();
                 let kb: Vec<_> = b.keys().collect();
@@ -276,6 +308,7 @@ fn run(input: &[u8], config: &Config, id: Option<&str>) -> Option<JsonElision> {
         let seen = check(input, &r.output);
         assert_eq!(seen.strings, r.strings_elided);
         assert_eq!(seen.items, r.items_elided);
+        assert_eq!(seen.members, r.members_elided);
         let second = apply(&r.output, config, id, true);
         assert!(
             second.is_none(),
@@ -323,7 +356,8 @@ fn pip_inspect_keeps_every_package_under_the_budget() {
             "{} bytes",
             r.output.len()
         );
-        assert!(r.minified);
+        // Elided in place: the kept text is the original's, whitespace and all.
+        assert!(!r.minified);
         let v = parse(&r.output);
         let (a, b) = (
             original["installed"].as_array().unwrap(),
@@ -428,22 +462,33 @@ fn long_arrays_keep_their_ends_and_one_marker() {
         .map(|i| format!("{{\"n\": {i}, \"ok\": true}}"))
         .collect();
     let input = format!("{{\"rows\": [{}], \"total\": 8000}}", items.join(", "));
-    let r = run(input.as_bytes(), &Config::default(), Some(ID)).unwrap();
+    let config = Config::default();
+    let r = run(input.as_bytes(), &config, Some(ID)).unwrap();
     let v = parse(&r.output);
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 7);
+    // The room under the budget goes back to the rows: as many at each end as fit.
+    let kept = (rows.len() - 1) / 2;
+    assert_eq!(rows.len(), 2 * kept + 1);
+    assert!(kept > 100, "{kept} rows at each end");
     assert_eq!(rows[0]["n"], 0);
-    assert_eq!(rows[6]["n"], 7999);
-    assert_eq!(r.items_elided, 7994);
-    assert!(rows[3]
-        .as_str()
-        .unwrap()
-        .starts_with("[snip: 7994 items elided from this array"));
+    assert_eq!(rows[2 * kept]["n"], 7999);
+    assert_eq!(r.items_elided, 8000 - 2 * kept as u64);
+    assert!(rows[kept].as_str().unwrap().starts_with(&format!(
+        "[snip: {} items elided from this array",
+        8000 - 2 * kept
+    )));
+    let room = config.max_bytes / 10;
+    assert!(
+        r.output.len() <= config.max_bytes && r.output.len() + room >= config.max_bytes,
+        "{} bytes",
+        r.output.len()
+    );
     // Scalars: a long list of numbers.
     let nums: Vec<String> = (0..20000).map(|i| (i * 7).to_string()).collect();
     let input = format!("[{}]", nums.join(","));
     let r = run(input.as_bytes(), &Config::default(), Some(ID)).unwrap();
-    assert_eq!(parse(&r.output).as_array().unwrap().len(), 7);
+    let len = parse(&r.output).as_array().unwrap().len();
+    assert!(len > 1000 && len % 2 == 1, "{len} items");
 }
 
 #[test]
@@ -495,12 +540,22 @@ fn generated_document(keys: usize) {
     }
     doc.push_str("\"end\": null}");
     let r = run(doc.as_bytes(), &Config::default(), Some(ID)).unwrap();
-    // 300 objects of three keys cannot fit: objects keep every key.
-    assert_eq!(r.output.len() <= Config::default().max_bytes, keys == 60);
+    // 300 objects of three keys fit too: members of the big object are elided.
+    assert!(r.output.len() <= Config::default().max_bytes);
     let (a, b) = (parse(doc.as_bytes()), parse(&r.output));
+    let mut kept = 0;
     for i in 0..keys {
-        assert_eq!(a[format!("key{i}")]["name"], b[format!("key{i}")]["name"]);
+        let k = format!("key{i}");
+        if b.get(&k).is_some() {
+            assert_eq!(a[&k]["name"], b[&k]["name"]);
+            kept += 1;
+        }
     }
+    assert!(kept >= 2, "{kept} members kept");
+    assert!(
+        b.get(format!("key{}", keys - 1)).is_some(),
+        "last member kept"
+    );
 }
 
 #[test]
@@ -609,9 +664,14 @@ fn full_check_tells_valid_json_that_cannot_shrink_from_non_json() {
         flat.push_str(&format!("\"k{i}\":{i},"));
     }
     flat.push_str("\"end\":0}");
-    // Objects keep every key: nothing to save, yet it is JSON.
+    // Nothing to save under the budget, yet it is JSON.
     assert_eq!(
-        apply(flat.as_bytes(), &Config::default(), Some(ID), true),
+        apply(
+            flat.as_bytes(),
+            &Config::with_budget(1 << 20),
+            Some(ID),
+            true
+        ),
         None
     );
     assert!(is_json(flat.as_bytes()));
@@ -788,4 +848,136 @@ fn a_byte_order_mark_before_json_is_kept_and_the_json_stays_valid() {
         .expect("the mark first");
     serde_json::from_slice::<Value>(body).expect("valid JSON");
     assert!(looks_like_json(&input) && is_json(&input));
+}
+
+/// A pretty-printed registry-style document: a `time` object of many version keys
+/// inside the top level, a few status members, and a `versions` array.
+fn release_document(versions: usize, indent: &str) -> String {
+    let mut time = Vec::new();
+    let mut list = Vec::new();
+    for i in 0..versions {
+        let v = format!("{}.{}.{}", i / 100, (i / 10) % 10, i % 10);
+        time.push(format!(
+            "{indent}{indent}\"{v}\": \"2024-{:02}-{:02}T10:{:02}:00.000Z\"",
+            1 + i % 12,
+            1 + i % 28,
+            i % 60
+        ));
+        list.push(format!("{indent}{indent}\"{v}\""));
+    }
+    format!(
+        "{{\n{indent}\"name\": \"tool\\u00e9\",\n{indent}\"time\": {{\n{}\n{indent}}},\n{indent}\"dist-tags\": {{\n{indent}{indent}\"latest\": \"9.9.9\"\n{indent}}},\n{indent}\"versions\": [\n{}\n{indent}],\n{indent}\"description\": \"caf\\u00e9 \\\"quoted\\\" \\u2603\"\n}}\n",
+        time.join(",\n"),
+        list.join(",\n")
+    )
+}
+
+#[test]
+fn large_objects_elide_members_and_stay_within_the_budget() {
+    for (versions, indent, budget) in [
+        (3000, "  ", 24_576),
+        (1500, "\t", 8192),
+        (800, "    ", 4096),
+    ] {
+        let doc = release_document(versions, indent);
+        let config = Config::with_budget(budget);
+        let r = run(doc.as_bytes(), &config, Some(ID)).expect("shrinks");
+        assert!(r.members_elided > 0);
+        assert!(!r.minified);
+        assert!(
+            r.output.len() <= budget,
+            "{} bytes over {budget}",
+            r.output.len()
+        );
+        let text = String::from_utf8(r.output.clone()).unwrap();
+        // Verbatim: the kept members keep their own whitespace and escapes.
+        assert!(
+            text.contains(&format!("{indent}{indent}\"latest\": \"9.9.9\"")),
+            "{text}"
+        );
+        assert!(text.contains("\"name\": \"tool\\u00e9\""));
+        assert!(text.contains(&format!("\"{MARKER_KEY}\": \"[snip: ")));
+        // The room is used: within a tenth of the budget.
+        assert!(
+            r.output.len() + budget / 10 >= budget,
+            "{} bytes",
+            r.output.len()
+        );
+    }
+}
+
+#[test]
+fn salient_members_of_an_elided_object_are_kept() {
+    let mut doc = String::from("{\n");
+    for i in 0..2000 {
+        let value = match i {
+            700 => "\"ERROR: disk full\"".to_string(),
+            1300 => "\"failed\"".to_string(),
+            _ => format!("\"ok {i:05}\""),
+        };
+        let key = if i == 1300 {
+            "status".to_string()
+        } else {
+            format!("k{i:05}")
+        };
+        doc.push_str(&format!("  \"{key}\": {value},\n"));
+    }
+    doc.push_str("  \"last\": 0\n}\n");
+    let r = run(doc.as_bytes(), &Config::with_budget(4096), Some(ID)).expect("shrinks");
+    let text = String::from_utf8(r.output).unwrap();
+    assert!(
+        text.contains("  \"k00700\": \"ERROR: disk full\",\n"),
+        "{text}"
+    );
+    assert!(text.contains("  \"status\": \"failed\",\n"), "{text}");
+    assert!(text.contains(&format!("\"{MARKER_KEY} 2\"")), "{text}");
+}
+
+#[test]
+fn nested_objects_with_duplicate_keys_escapes_and_a_bom_stay_valid() {
+    let mut inner = String::new();
+    for i in 0..1500 {
+        inner.push_str(&format!(
+            "\"dup\": \"v\\n{i}\\u00e9\", \"k\\\"{i}\": [{i}, \"\u{1F600}\"], "
+        ));
+    }
+    let doc = format!("\u{feff}{{\"outer\": {{\"a\": {{{inner}\"z\": 1}}}}, \"n\": 2}}");
+    let config = Config::with_budget(4096);
+    let r = apply(doc.as_bytes(), &config, Some(ID), true).expect("shrinks");
+    assert!(r.output.starts_with("\u{feff}".as_bytes()));
+    assert!(r.output.len() <= 4096, "{}", r.output.len());
+    assert!(r.members_elided > 0);
+    let bom = "\u{feff}".len();
+    let v = parse(&r.output[bom..]);
+    assert_eq!(v["n"], 2);
+    assert!(v["outer"]["a"].get(MARKER_KEY).is_some());
+    assert_eq!(
+        apply(&r.output, &config, Some(ID), true),
+        None,
+        "not idempotent"
+    );
+}
+
+#[test]
+fn distinct_items_fill_the_budget() {
+    let slugs: Vec<String> = (0..6000)
+        .map(|i| {
+            format!(
+                "\"item-{:x}-{}\"",
+                i * 7919,
+                ["red", "blue", "green"][i % 3]
+            )
+        })
+        .collect();
+    let doc = format!("{{\"slugs\": [{}], \"total\": 6000}}", slugs.join(", "));
+    let config = Config::with_budget(16_384);
+    let r = run(doc.as_bytes(), &config, Some(ID)).expect("shrinks");
+    assert!(
+        r.output.len() <= 16_384 && r.output.len() >= 16_384 - 1639,
+        "{}",
+        r.output.len()
+    );
+    let v = parse(&r.output);
+    assert!(v["slugs"].as_array().unwrap().len() > 500);
+    assert_eq!(v["total"], 6000);
 }

@@ -22,7 +22,17 @@
 //!   original's bytes, so only the markers are checked: ranges in order, disjoint, in
 //!   bounds.
 //! - **JSON** (the output, or each of its lines, parses as JSON): markers sit inside
-//!   string values; their ranges must be disjoint and in bounds.
+//!   string values; their ranges must be disjoint and in bounds. The output is walked
+//!   in order against a cursor in the original: between markers it must be the
+//!   original's bytes at the cursor; each marker (an array's marker element
+//!   `"[snip: …]"`, an object's marker member `"…snip": "[snip: …]"`, a
+//!   `…[snip: …]…` piece inside a string, a JSON Lines marker line) must start at the
+//!   cursor and moves it to the end of its range (a string marker's `field` range is
+//!   decoded offsets, walked through the original's escapes). An output without
+//!   markers that is the original minified (whitespace between tokens removed, the
+//!   lossless whole change) is checked as such. When a string was rewritten by the
+//!   lossless text rules (its footer says `terminal-render`, `ansi-strip` or
+//!   `repeat-collapse`), only the markers are checked.
 //! - **Always**: every marker that quotes a restore call restores, page by page,
 //!   exactly the bytes it says it stands for: its byte range of the original, its line
 //!   range, or (with `field`) its range of the decoded JSON string at that pointer.
@@ -195,6 +205,20 @@ pub fn check_accounting(
     if !json && !rendered {
         checked.tiled = true;
         tile(original, output, &lines, &mut errors);
+    }
+    let json_rendered = found.iter().any(|f| {
+        matches!(
+            f.marker.rule.as_str(),
+            "terminal-render" | "ansi-strip" | "repeat-collapse"
+        )
+    });
+    if json && !json_rendered {
+        if found.is_empty() && minified(original) == minified(output) {
+            // Minified whole: lossless, nothing to tile.
+        } else {
+            checked.tiled = true;
+            tile_json(original, output, &lines, &mut errors);
+        }
     }
 
     for f in &found {
@@ -424,6 +448,244 @@ fn tile(original: &[u8], output: &[u8], lines: &LineIndex, errors: &mut Vec<Stri
             }
         }
         out_off += l.len();
+    }
+    if cursor != original.len() {
+        errors.push(format!(
+            "original bytes {cursor}-{} are accounted for by no kept byte and no marker",
+            original.len()
+        ));
+    }
+}
+
+/// `b` without the whitespace between JSON tokens.
+fn minified(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut in_str = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            out.push(c);
+            if c == b'\\' {
+                if let Some(&n) = b.get(i + 1) {
+                    out.push(n);
+                }
+                i += 1;
+            } else if c == b'"' {
+                in_str = false;
+            }
+        } else if c == b'"' {
+            in_str = true;
+            out.push(c);
+        } else if !c.is_ascii_whitespace() {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+const ELLIPSIS: &[u8] = "\u{2026}".as_bytes();
+
+/// One marker in a JSON output: its extent in the output and what it says.
+struct JsonMarker {
+    start: usize,
+    end: usize,
+    marker: ParsedMarker,
+    /// Inside a string (`…[snip: …]…`): a `field` range is decoded offsets.
+    in_string: bool,
+}
+
+/// The markers of a JSON output, in order, with their extents.
+fn json_marker_extents(output: &[u8]) -> Vec<JsonMarker> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(p) = memfind(&output[from..], b"[snip: ").map(|k| from + k) {
+        from = p + 1;
+        let quoted = p > 0 && output[p - 1] == b'"';
+        let in_string = p >= ELLIPSIS.len() && &output[p - ELLIPSIS.len()..p] == ELLIPSIS;
+        if !quoted && !in_string {
+            continue;
+        }
+        // Decode the JSON string text from `p` until a `]` closes a marker.
+        let mut text = Vec::new();
+        let mut q = p;
+        let mut hit = None;
+        while q < output.len() && output[q] != b'"' {
+            let c = output[q];
+            if c == b'\\' && q + 1 < output.len() {
+                let (bytes, len) = decode_escape(&output[q..]);
+                text.extend_from_slice(&bytes);
+                q += len;
+            } else {
+                text.push(c);
+                q += 1;
+            }
+            if c == b']' {
+                if let Some(m) = std::str::from_utf8(&text).ok().and_then(marker::parse) {
+                    hit = Some(m);
+                    break;
+                }
+            }
+        }
+        let Some(m) = hit else { continue };
+        let (start, end) = if in_string {
+            if !output[q..].starts_with(ELLIPSIS) {
+                continue;
+            }
+            (p - ELLIPSIS.len(), q + ELLIPSIS.len())
+        } else {
+            if output.get(q) != Some(&b'"') {
+                continue;
+            }
+            let mut start = p - 1;
+            // A marker member: `"…snip": ` (or `"…snip N": `) before the value.
+            let before = &output[..p - 1];
+            let trimmed = before.trim_ascii_end();
+            if let Some(t) = trimmed.strip_suffix(b":") {
+                let t = t.trim_ascii_end();
+                let key = [b"\"", ELLIPSIS, b"snip"].concat();
+                if let Some(k) = memrfind(t, &key) {
+                    start = k;
+                }
+            }
+            (start, q + 1)
+        };
+        from = end;
+        found.push(JsonMarker {
+            start,
+            end,
+            marker: m,
+            in_string,
+        });
+    }
+    found
+}
+
+/// The decoded bytes of the escape at the start of `b` and its raw length.
+fn decode_escape(b: &[u8]) -> (Vec<u8>, usize) {
+    let simple = match b.get(1) {
+        Some(b'"') => Some(b'"'),
+        Some(b'\\') => Some(b'\\'),
+        Some(b'/') => Some(b'/'),
+        Some(b'b') => Some(8),
+        Some(b'f') => Some(12),
+        Some(b'n') => Some(b'\n'),
+        Some(b'r') => Some(b'\r'),
+        Some(b't') => Some(b'\t'),
+        _ => None,
+    };
+    if let Some(c) = simple {
+        return (vec![c], 2);
+    }
+    let hex = |s: &[u8]| {
+        std::str::from_utf8(s)
+            .ok()
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let Some(u) = b.get(2..6).and_then(hex) else {
+        return (Vec::new(), 2);
+    };
+    if (0xd800..0xdc00).contains(&u) && b.get(6..8) == Some(b"\\u") {
+        if let Some(lo) = b.get(8..12).and_then(hex) {
+            if (0xdc00..0xe000).contains(&lo) {
+                let c = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+                let ch = char::from_u32(c).unwrap_or('\u{fffd}');
+                return (ch.to_string().into_bytes(), 12);
+            }
+        }
+    }
+    let ch = char::from_u32(u).unwrap_or('\u{fffd}');
+    (ch.to_string().into_bytes(), 6)
+}
+
+/// The raw offset in `original` after decoding `n` bytes of JSON string text from `at`.
+fn raw_advance(original: &[u8], mut at: usize, n: usize) -> Option<usize> {
+    let mut done = 0;
+    while done < n {
+        let c = *original.get(at)?;
+        if c == b'"' {
+            return None;
+        }
+        if c == b'\\' {
+            let (bytes, len) = decode_escape(&original[at..]);
+            done += bytes.len();
+            at += len;
+        } else {
+            done += 1;
+            at += 1;
+        }
+    }
+    (done == n).then_some(at)
+}
+
+fn memfind(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn memrfind(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).rposition(|w| w == n)
+}
+
+/// The tiling walk for JSON outputs (see the crate docs).
+fn tile_json(original: &[u8], output: &[u8], lines: &LineIndex, errors: &mut Vec<String>) {
+    let mut cursor = 0usize;
+    let mut pos = 0usize;
+    let markers = json_marker_extents(output);
+    let kept = |pos: usize, to: usize, cursor: &mut usize, errors: &mut Vec<String>| {
+        let piece = &output[pos..to];
+        if original.get(*cursor..*cursor + piece.len()) == Some(piece) {
+            *cursor += piece.len();
+            true
+        } else {
+            let rest = original.get(*cursor..).unwrap_or(&[]);
+            errors.push(format!(
+                "kept JSON at output byte {pos} ({:?}) is not the original's bytes at {cursor} ({:?})",
+                preview(piece),
+                preview(&rest[..rest.len().min(piece.len())])
+            ));
+            false
+        }
+    };
+    for jm in &markers {
+        if !kept(pos, jm.start, &mut cursor, errors) {
+            return;
+        }
+        let m = &jm.marker;
+        let mut end = jm.end;
+        let range = match (m.bytes, jm.in_string, m.call.as_deref()) {
+            (Some(r), _, _) => Some(r),
+            (None, true, Some(call)) => RestoreRequest::from_call(call).ok().and_then(|req| {
+                let (a, b) = (req.start?, req.end?);
+                let raw_end = raw_advance(original, cursor, (b - a) as usize)?;
+                Some((cursor as u64, raw_end as u64))
+            }),
+            _ => marker_range(m, lines),
+        };
+        let Some((a, b)) = range else {
+            errors.push(format!(
+                "marker {:?} at output byte {}: no range to tile",
+                m.what, jm.start
+            ));
+            return;
+        };
+        let whole_lines = b > 0 && original.get(b as usize - 1) == Some(&b'\n');
+        if m.lines.is_some() && whole_lines && output.get(end) == Some(&b'\n') {
+            // A JSON Lines marker line stands for whole lines, line endings included.
+            end += 1;
+        }
+        if a as usize != cursor {
+            errors.push(format!(
+                "marker {:?} at output byte {}: range {a}-{b} does not start where the original is accounted for up to ({cursor})",
+                m.what, jm.start
+            ));
+            return;
+        }
+        cursor = b as usize;
+        pos = end;
+    }
+    if !kept(pos, output.len(), &mut cursor, errors) {
+        return;
     }
     if cursor != original.len() {
         errors.push(format!(

@@ -10,27 +10,37 @@
 //!    an ESC (`\u001b`) or several line feeds is decoded, run through the lossless text
 //!    rules (terminal-render, ansi-strip, repeat-collapse) and re-encoded, when that is
 //!    smaller.
-//! 2. **Lossless, over the budget.** If the document is still larger than
-//!    [`Config::max_bytes`], whitespace between tokens is removed (reported as
-//!    `minified`). Small pretty JSON stays as it is.
-//! 3. **Lossy, over the budget** (only when the caller allows it). While the document is
-//!    over the budget, the piece whose elision saves the most bytes goes first:
+//! 2. **Lossless, over the budget.** If minifying (removing whitespace between tokens,
+//!    reported as `minified`) alone brings the document under [`Config::max_bytes`], or
+//!    nothing lossy may happen, that is the whole change. Small pretty JSON stays as it
+//!    is, and a document holding a `json-fields` marker is never minified.
+//! 3. **Lossy, over the budget** (only when the caller allows it). Markers are spliced
+//!    into the original's own bytes (whitespace and escapes kept as printed). While the
+//!    document is over the budget, the piece whose elision saves the most bytes goes
+//!    first:
 //!    - inside a long string: the first and last [`Config::json_string_keep`] bytes of
 //!      the decoded value stay (cut on code-point boundaries, never inside an escape
 //!      sequence) and the middle becomes a marker *inside the string*:
 //!      `<head>…[snip: N bytes elided from this string · json-fields · restore: …]…<tail>`
 //!      (the separator is U+2026 `…`, see [`SEPARATOR`]);
 //!    - the middle of a long array: the first and last [`Config::json_array_keep`] items
-//!      stay and the middle items become ONE marker string element.
+//!      stay and the middle items become ONE marker string element;
+//!    - the middle of a large object: the first and last members stay, and so does every
+//!      salient member (error words in its key or short scalar value, or a short scalar
+//!      named like `status`, `version`, `latest`…); each run of elided members becomes
+//!      one marker member `"…snip": "[snip: N members elided from this object · …]"`
+//!      (see [`MARKER_KEY`]).
 //!
-//!    Objects keep every key. The steps come in levels, each run only while the budget
-//!    is not met: (a) strings and arrays of scalars at the configured keeps; (b) the same
-//!    at tight keeps (strings `json_string_keep / 16` bytes, arrays 1 item), so that a
-//!    list of records (packages, rows) keeps every record; only if (a)+(b) cannot meet
-//!    the budget is the document redone from (a) with (c) arrays of objects/arrays at the
-//!    configured keep, then (d) everything at the tight keeps. Within a level the step
-//!    that reaches the budget is the smallest piece that is enough on its own, so the
-//!    result does not overshoot the budget.
+//!    The steps come in levels, each run only while the budget is not met: (a) strings
+//!    and arrays of scalars at the configured keeps; (b) the same at tight keeps
+//!    (strings `json_string_keep / 16` bytes, arrays 1 item); (c) objects' members
+//!    (salient ones kept), so that a list of records (packages, rows) keeps every
+//!    record; only if that cannot meet the budget is the document redone from (a) with
+//!    arrays of objects/arrays at the configured keep, then everything at the tight
+//!    keeps, then objects down to their first and last members alone. Within a level
+//!    the step that reaches the budget is the smallest piece that is enough on its own.
+//!    Then room is given back: while the result is more than a tenth of the budget
+//!    under it, elided arrays and objects keep more children at each end.
 //!
 //!    When the string was flagged in step 1, its kept ends and the marker go through the
 //!    lossless text rules together (if that is shorter and the marker survives intact).
@@ -38,9 +48,10 @@
 //! # Markers and restore calls
 //! - String: `restore` is `mode="bytes", field="<RFC 6901 pointer>", start, end` with
 //!   offsets into the field's **decoded** original value (0-based, half-open).
-//! - Array middle: `bytes S-E` and `mode="bytes", start=S, end=E`, raw byte offsets of
-//!   the original input (0-based, half-open) spanning the elided items and the commas
-//!   between them, so the slice is exactly the comma-separated elided items.
+//! - Array middle and object run: `bytes S-E` and `mode="bytes", start=S, end=E`, raw
+//!   byte offsets of the original input (0-based, half-open) spanning the elided items
+//!   (members) and the commas between them, so the slice is exactly the comma-separated
+//!   elided items (members).
 //! - JSON Lines: a string's marker gives the raw byte range (in the whole input) of its
 //!   JSON-escaped middle instead of a pointer, since no pointer addresses one line. So
 //!   does a string whose pointer is longer than `MAX_POINTER_BYTES` (deep nesting:
@@ -56,7 +67,8 @@
 //!
 //! # Idempotence
 //! A string that already holds a `json-fields` marker is neither elided nor rewritten
-//! again, an array that holds a marker element is never elided again, and elision needs
+//! again, an array or object that holds a marker element or member is never elided
+//! again, a document holding a marker is never minified, and elision needs
 //! at least 64 decoded bytes removed, so compressing the output again changes nothing.
 //! Output under the budget gets no lossy step at all on a second pass.
 //!
@@ -92,6 +104,7 @@ mod plan;
 mod scan;
 
 pub use detect::{is_json, is_json_lines, looks_like_json, opens_multiline_document};
+pub use plan::MARKER_KEY;
 use plan::*;
 use scan::*;
 
@@ -120,6 +133,8 @@ pub struct JsonElision {
     pub strings_elided: u64,
     /// Array items replaced by markers, summed over all elided arrays.
     pub items_elided: u64,
+    /// Object members replaced by marker members, summed over all elided objects.
+    pub members_elided: u64,
     /// Bytes of the original JSON text covered by elisions: the raw (escaped) bytes of
     /// string middles plus the raw bytes of elided array middles.
     pub bytes_elided: u64,
@@ -166,7 +181,7 @@ pub(crate) fn gate(g: &mut GateRun<'_>, text_rule: TextRule<'_>) -> Gated {
     let lossy_allowed = g.lossy_allowed();
     match apply(input, config, g.retained_id(), lossy_allowed, text_rule) {
         Some(j) if j.output.len() < input.len() => {
-            let lossy = j.strings_elided + j.items_elided > 0;
+            let lossy = j.strings_elided + j.items_elided + j.members_elided > 0;
             let report = report(&j);
             if lossy_allowed && j.output.len() > config.max_bytes && j.json_lines {
                 return Gated::ElideLines {
@@ -206,6 +221,7 @@ pub(crate) fn report(j: &JsonElision) -> crate::RuleReport {
     let mut counts = vec![
         ("strings_elided", j.strings_elided),
         ("items_elided", j.items_elided),
+        ("members_elided", j.members_elided),
         ("bytes_elided", j.bytes_elided),
         ("strings_rendered", j.strings_rendered),
     ];
@@ -237,9 +253,20 @@ fn apply_with(
         // The whitespace around the value is kept as it is, and counts in the budget.
         let around = input.len() - (doc.scan.root.1 - doc.scan.root.0);
         let budget = config.max_bytes.saturating_sub(around);
-        doc.minify = doc.size() > budget && doc.scan.ws > 0;
+        // Minifying is the whole change or none of it: when it alone meets the budget
+        // (or nothing lossy may happen); otherwise the lossy steps splice markers into
+        // the original's own bytes, whitespace and all.
+        if doc.size() > budget && doc.scan.ws > 0 && !doc.scan.marked {
+            doc.minify = true;
+            doc.minify = !lossy_allowed || doc.size() <= budget;
+        }
         if lossy_allowed && doc.size() > budget {
             doc.elide(budget);
+            // Nothing could be elided (deep nesting of one-member objects): minifying is
+            // then the whole change.
+            if !doc.has_lossy() && doc.size() > budget && doc.scan.ws > 0 && !doc.scan.marked {
+                doc.minify = true;
+            }
         }
         if doc.size() >= doc.scan.root.1 - doc.scan.root.0 {
             return None; // nothing saved: skip writing a copy
@@ -283,7 +310,13 @@ fn json_lines(
     };
     let over = total(&docs) > config.max_bytes;
     for d in &mut docs {
-        d.minify = over && d.scan.ws > 0;
+        d.minify = over && d.scan.ws > 0 && !d.scan.marked;
+    }
+    // As for one document: minified only when that alone meets the budget.
+    if lossy_allowed && total(&docs) > config.max_bytes {
+        for d in &mut docs {
+            d.minify = false;
+        }
     }
     if lossy_allowed && total(&docs) > config.max_bytes {
         let line_budget = config.max_bytes / LINE_BUDGET_DIVISOR;
@@ -321,6 +354,7 @@ fn finish(
         output,
         strings_elided: s.strings_elided,
         items_elided: s.items_elided,
+        members_elided: s.members_elided,
         bytes_elided: s.bytes_elided,
         minified,
         strings_rendered: s.strings_rendered,
@@ -332,6 +366,7 @@ fn finish(
 struct Stats {
     strings_elided: u64,
     items_elided: u64,
+    members_elided: u64,
     bytes_elided: u64,
     strings_rendered: u64,
 }

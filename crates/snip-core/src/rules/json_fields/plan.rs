@@ -66,13 +66,51 @@ impl Fenwick {
     }
 }
 
-/// A piece that can be elided: a string (index into [`Scan::strings`]) or an array
-/// middle (index into [`Scan::arrays`], variant index into its `mids`).
+/// A piece that can be elided: a string (index into [`Scan::strings`]) or a
+/// container's middle (index into [`Scan::containers`], at a variant).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Piece {
     Str(usize),
-    Arr(usize, usize),
+    Cont(usize, Var),
 }
+
+/// How a container's middle is elided: `keep` children stay at each end, and (objects
+/// only, when `salient`) so does every salient member between them, each elided run
+/// between kept children becoming one marker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Var {
+    pub(super) keep: usize,
+    pub(super) salient: bool,
+}
+
+impl Var {
+    /// Whether `self` elides at least what `old` does.
+    fn tighter_than(self, old: Var) -> bool {
+        self.keep < old.keep || (self.keep == old.keep && old.salient && !self.salient)
+    }
+}
+
+/// One elided run of a container: raw span `s..e` (first elided child's start to the
+/// last one's end) and how many children it holds.
+#[derive(Clone, Copy)]
+pub(super) struct Run {
+    pub(super) s: usize,
+    pub(super) e: usize,
+    pub(super) kids: usize,
+}
+
+/// Member names whose short scalar values are kept in an elided object's middle.
+const SALIENT_NAMES: [&[u8]; 9] = [
+    b"error", b"errors", b"status", b"message", b"code", b"name", b"version", b"latest", b"reason",
+];
+/// Longest scalar value (raw bytes) kept for its name alone.
+const SHORT_SCALAR: usize = 120;
+/// The key of an object's marker member (numbered `…snip 2`, `…snip 3`… when one
+/// object has several elided runs, so that no key repeats).
+pub const MARKER_KEY: &str = "\u{2026}snip";
+/// Room left under the budget at which the planner gives bytes back to elided
+/// containers: it stops once the output is within `budget / GIVE_BACK_DIVISOR` of it.
+const GIVE_BACK_DIVISOR: usize = 10;
 
 /// How many times a level looks for the smallest sufficient piece before going on
 /// largest first (bounds the work on adversarial input).
@@ -84,6 +122,8 @@ pub(super) struct Level {
     pub(super) strings: Option<usize>,
     pub(super) scalar_arrays: Option<usize>,
     pub(super) record_arrays: Option<usize>,
+    /// Objects' members: keep at each end, and whether salient members stay too.
+    pub(super) objects: Option<Var>,
 }
 
 /// The edits chosen so far. Every active edit's saving (original span length after
@@ -95,12 +135,12 @@ pub(super) struct State {
     pub(super) str_len: Vec<usize>,
     /// Per string: elided at this keep.
     pub(super) str_keep: Vec<Option<usize>>,
-    /// Per array: the active variant (index into `mids`).
-    pub(super) arr_mid: Vec<Option<usize>>,
-    /// Per array: saving of the active variant.
-    pub(super) arr_val: Vec<i64>,
+    /// Per container: the active variant.
+    pub(super) cont_var: Vec<Option<Var>>,
+    /// Per container: saving of the active variant (its runs' spans minus markers).
+    pub(super) cont_val: Vec<i64>,
     pub(super) str_covered: Vec<bool>,
-    pub(super) arr_covered: Vec<bool>,
+    pub(super) cont_covered: Vec<bool>,
 }
 
 /// One document (or one JSON Lines line) being shortened.
@@ -119,6 +159,8 @@ pub(super) struct Plan<'a> {
     pub(super) coords: Vec<usize>,
     /// Per string, built on first use.
     pub(super) cut_index: Vec<OnceCell<CutIndex>>,
+    /// Per container: which children are salient members (objects), built on first use.
+    pub(super) salient: Vec<OnceCell<Vec<bool>>>,
     pub(super) state: State,
 }
 
@@ -132,25 +174,21 @@ impl<'a> Plan<'a> {
         line_mode: bool,
     ) -> Self {
         let mut coords: Vec<usize> = scan.strings.iter().map(|s| s.start).collect();
-        coords.extend(
-            scan.arrays
-                .iter()
-                .flat_map(|a| a.mids().iter().map(|m| m.s)),
-        );
+        coords.extend(scan.containers.iter().map(|a| a.open));
         coords.sort_unstable();
         coords.dedup();
         let ns = scan.strings.len();
-        let na = scan.arrays.len();
+        let na = scan.containers.len();
         let state = State {
             fen: Fenwick {
                 t: vec![0; coords.len()],
             },
             str_len: scan.strings.iter().map(|s| s.end - s.start).collect(),
             str_keep: vec![None; ns],
-            arr_mid: vec![None; na],
-            arr_val: vec![0; na],
+            cont_var: vec![None; na],
+            cont_val: vec![0; na],
             str_covered: vec![false; ns],
-            arr_covered: vec![false; na],
+            cont_covered: vec![false; na],
         };
         let mut doc = Plan {
             input,
@@ -163,6 +201,7 @@ impl<'a> Plan<'a> {
             rendered: vec![None; ns],
             coords,
             cut_index: (0..ns).map(|_| OnceCell::new()).collect(),
+            salient: (0..na).map(|_| OnceCell::new()).collect(),
             state,
         };
         doc.render_lossless();
@@ -179,11 +218,6 @@ impl<'a> Plan<'a> {
         let base = b - a - if self.minify { self.scan.ws } else { 0 };
         let saved = self.state.fen.prefix(self.coords.len());
         (base as i64 - saved).max(0) as usize
-    }
-
-    /// Length of `s..e` in the output before edits (whitespace removed when minifying).
-    fn span_len(&self, s: usize, e: usize, ws_s: usize, ws_e: usize) -> usize {
-        (e - s) - if self.minify { ws_e - ws_s } else { 0 }
     }
 
     /// Step 1: the lossless text rules on strings flagged for them.
@@ -366,14 +400,69 @@ impl<'a> Plan<'a> {
         Some(out)
     }
 
-    /// The marker element replacing an array middle, quotes included.
-    fn array_marker(&self, m: &Mid) -> Vec<u8> {
-        let (s, e) = (m.s as u64, m.e as u64);
+    /// The elided runs of container `j` at `var`: the children between the `keep` at
+    /// each end (and, when `var.salient`, around every salient member), each run
+    /// longer than its marker.
+    pub(super) fn runs(&self, j: usize, var: Var) -> Vec<(Run, Vec<u8>)> {
+        let c = &self.scan.containers[j];
+        let n = c.len();
+        if n <= var.keep.saturating_mul(2) {
+            return Vec::new();
+        }
+        let kids = &self.scan.kids;
+        let salient = (c.object && var.salient).then(|| {
+            self.salient[j].get_or_init(|| {
+                (0..n)
+                    .map(|k| member_is_salient(self.input, kids, c, k))
+                    .collect()
+            })
+        });
+        let mut spans = Vec::new();
+        let mut k = var.keep;
+        let last = n - var.keep;
+        while k < last {
+            if salient.is_some_and(|v| v[k]) {
+                k += 1;
+                continue;
+            }
+            let first = k;
+            while k < last && !salient.is_some_and(|v| v[k]) {
+                k += 1;
+            }
+            spans.push((first, k));
+        }
+        let count = spans.len();
+        let mut out = Vec::with_capacity(count);
+        let mut numbered = 0;
+        for (a, b) in spans {
+            let run = Run {
+                s: kids[c.kids.0 + a] as usize,
+                e: kid_end(self.input, kids, c, b - 1),
+                kids: b - a,
+            };
+            numbered += 1;
+            let marker = self.container_marker(c.object, run, (count > 1).then_some(numbered));
+            if marker.len() < run.e - run.s {
+                out.push((run, marker));
+            }
+        }
+        out
+    }
+
+    /// The text standing in for `run`: a marker string element (arrays) or a marker
+    /// member `"…snip": "[snip: …]"` (objects; the key numbered when `nth` is given).
+    fn container_marker(&self, object: bool, run: Run, nth: Option<usize>) -> Vec<u8> {
+        let (s, e) = (run.s as u64, run.e as u64);
+        let (one, many, what) = if object {
+            ("member", "members", "object")
+        } else {
+            ("item", "items", "array")
+        };
         let text = Marker {
             what: format!(
-                "{} {} elided from this array",
-                m.items,
-                if m.items == 1 { "item" } else { "items" }
+                "{} {} elided from this {what}",
+                run.kids,
+                if run.kids == 1 { one } else { many }
             ),
             rule: RuleId::JsonFields,
             lines: None,
@@ -381,9 +470,28 @@ impl<'a> Plan<'a> {
             recovery: Recovery::Elided(RestoreCall::Bytes { start: s, end: e }),
         }
         .render(self.id);
-        let mut out = Vec::with_capacity(text.len() + 8);
+        let mut out = Vec::with_capacity(text.len() + 24);
+        if object {
+            let key = match nth {
+                Some(n) => format!("{MARKER_KEY} {n}"),
+                None => MARKER_KEY.to_string(),
+            };
+            push_quoted(&key, &mut out);
+            out.extend_from_slice(b": ");
+        }
         push_quoted(&text, &mut out);
         out
+    }
+
+    /// The saving of container `j` at `var` when nothing inside it is elided: its
+    /// runs' spans minus their markers.
+    fn cont_value(&self, j: usize, var: Var) -> (i64, Vec<(Run, Vec<u8>)>) {
+        let runs = self.runs(j, var);
+        let v = runs
+            .iter()
+            .map(|(r, m)| (r.e - r.s) as i64 - m.len() as i64)
+            .sum();
+        (v, runs)
     }
 
     /// Bytes saved by eliding string `i` at `keep` now (0 when not worth it).
@@ -394,15 +502,17 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Saving of array `j`'s variant `v` now, and the value it would hold in `fen`.
-    fn array_saving(&self, j: usize, v: usize) -> (usize, i64) {
-        let m = &self.scan.arrays[j].mids()[v];
-        let full = self.span_len(m.s, m.e, m.ws_s, m.ws_e);
-        let inside =
-            self.state.fen.prefix(self.coord(m.e)) - self.state.fen.prefix(self.coord(m.s));
-        let current = full as i64 - inside;
-        let marker = self.array_marker(m).len() as i64;
-        ((current - marker).max(0) as usize, full as i64 - marker)
+    /// Saving of container `j` at `var` now (its value minus what the edits inside its
+    /// runs already save).
+    fn cont_saving(&self, j: usize, var: Var) -> usize {
+        let (value, runs) = self.cont_value(j, var);
+        let inside: i64 = runs
+            .iter()
+            .map(|(r, _)| {
+                self.state.fen.prefix(self.coord(r.e)) - self.state.fen.prefix(self.coord(r.s))
+            })
+            .sum();
+        (value - inside - self.state.cont_val[j]).max(0) as usize
     }
 
     fn apply_string(&mut self, i: usize, keep: usize) {
@@ -417,42 +527,46 @@ impl<'a> Plan<'a> {
         self.state.str_keep[i] = Some(keep);
     }
 
-    fn apply_array(&mut self, j: usize, v: usize) {
-        let (_, value) = self.array_saving(j, v);
-        let m = self.scan.arrays[j].mids()[v];
-        // Everything inside the middle is gone: its edits no longer count.
-        let lo = self.scan.strings.partition_point(|c| c.start < m.s);
-        let hi = self.scan.strings.partition_point(|c| c.start < m.e);
-        for i in lo..hi {
-            if !self.state.str_covered[i] {
-                self.state.str_covered[i] = true;
-                let c = &self.scan.strings[i];
-                let saved = (c.end - c.start) as i64 - self.state.str_len[i] as i64;
-                if saved != 0 {
-                    let k = self.coord(c.start);
-                    self.state.fen.add(k, -saved);
+    fn apply_cont(&mut self, j: usize, var: Var) {
+        let (value, runs) = self.cont_value(j, var);
+        // Everything inside the runs is gone: its edits no longer count.
+        for (r, _) in &runs {
+            let lo = self.scan.strings.partition_point(|c| c.start < r.s);
+            let hi = self.scan.strings.partition_point(|c| c.start < r.e);
+            for i in lo..hi {
+                if !self.state.str_covered[i] {
+                    self.state.str_covered[i] = true;
+                    let c = &self.scan.strings[i];
+                    let saved = (c.end - c.start) as i64 - self.state.str_len[i] as i64;
+                    if saved != 0 {
+                        let k = self.coord(c.start);
+                        self.state.fen.add(k, -saved);
+                    }
                 }
             }
-        }
-        let lo = self.scan.arrays.partition_point(|a| a.open < m.s);
-        let hi = self.scan.arrays.partition_point(|a| a.open < m.e);
-        for a in (lo..hi).chain(std::iter::once(j)) {
-            if a != j {
-                if self.state.arr_covered[a] {
+            let lo = self.scan.containers.partition_point(|a| a.open < r.s);
+            let hi = self.scan.containers.partition_point(|a| a.open < r.e);
+            for a in lo..hi {
+                if self.state.cont_covered[a] {
                     continue;
                 }
-                self.state.arr_covered[a] = true;
-            }
-            if let Some(prev) = self.state.arr_mid[a].take() {
-                let k = self.coord(self.scan.arrays[a].mids()[prev].s);
-                self.state.fen.add(k, -self.state.arr_val[a]);
-                self.state.arr_val[a] = 0;
+                self.state.cont_covered[a] = true;
+                if self.state.cont_var[a].take().is_some() {
+                    let k = self.coord(self.scan.containers[a].open);
+                    self.state.fen.add(k, -self.state.cont_val[a]);
+                    self.state.cont_val[a] = 0;
+                }
             }
         }
-        let k = self.coord(m.s);
-        self.state.fen.add(k, value);
-        self.state.arr_mid[j] = Some(v);
-        self.state.arr_val[j] = value;
+        self.set_cont(j, var, value);
+    }
+
+    /// Makes `var` (worth `value`) container `j`'s active variant.
+    fn set_cont(&mut self, j: usize, var: Var, value: i64) {
+        let k = self.coord(self.scan.containers[j].open);
+        self.state.fen.add(k, value - self.state.cont_val[j]);
+        self.state.cont_var[j] = Some(var);
+        self.state.cont_val[j] = value;
     }
 
     /// Runs one level while over `budget`, the largest saving first.
@@ -472,24 +586,29 @@ impl<'a> Plan<'a> {
                 }
             }
         }
-        for j in 0..self.scan.arrays.len() {
-            let a = &self.scan.arrays[j];
-            let keep = if a.record {
-                level.record_arrays
+        for j in 0..self.scan.containers.len() {
+            let a = &self.scan.containers[j];
+            let var = if a.object {
+                level.objects
+            } else if a.record {
+                level.record_arrays.map(|keep| Var {
+                    keep,
+                    salient: false,
+                })
             } else {
-                level.scalar_arrays
+                level.scalar_arrays.map(|keep| Var {
+                    keep,
+                    salient: false,
+                })
             };
-            let Some(keep) = keep else { continue };
-            let Some(v) = a.mids().iter().position(|m| m.keep == keep) else {
-                continue;
-            };
-            let done = self.state.arr_mid[j].is_some_and(|p| a.mids()[p].keep <= keep);
-            if self.state.arr_covered[j] || done {
+            let Some(var) = var else { continue };
+            let done = self.state.cont_var[j].is_some_and(|old| !var.tighter_than(old));
+            if self.state.cont_covered[j] || done {
                 continue;
             }
-            let (saving, _) = self.array_saving(j, v);
+            let saving = self.cont_saving(j, var);
             if saving > 0 {
-                heap.push((saving, std::cmp::Reverse(a.mids()[v].s), Piece::Arr(j, v)));
+                heap.push((saving, std::cmp::Reverse(a.open), Piece::Cont(j, var)));
             }
         }
         let keep = level.strings.unwrap_or(0);
@@ -529,7 +648,7 @@ impl<'a> Plan<'a> {
     fn saving_now(&self, piece: Piece, keep: usize) -> usize {
         match piece {
             Piece::Str(i) if !self.state.str_covered[i] => self.string_saving(i, keep),
-            Piece::Arr(j, v) if !self.state.arr_covered[j] => self.array_saving(j, v).0,
+            Piece::Cont(j, v) if !self.state.cont_covered[j] => self.cont_saving(j, v),
             _ => 0,
         }
     }
@@ -537,46 +656,153 @@ impl<'a> Plan<'a> {
     fn apply_piece(&mut self, piece: Piece, keep: usize) {
         match piece {
             Piece::Str(i) => self.apply_string(i, keep),
-            Piece::Arr(j, v) => self.apply_array(j, v),
+            Piece::Cont(j, v) => self.apply_cont(j, v),
         }
     }
 
-    /// Step 3: lossy elision until the value fits `budget` or nothing more can go.
+    /// Whether some lossy edit is active.
+    pub(super) fn has_lossy(&self) -> bool {
+        self.state.str_keep.iter().any(Option::is_some)
+            || self.state.cont_var.iter().any(Option::is_some)
+    }
+
+    /// Step 3: lossy elision until the value fits `budget` or nothing more can go, then
+    /// room left under it goes back to the elided containers.
     pub(super) fn elide(&mut self, budget: usize) {
         let k = self.config.json_string_keep;
         let a = self.config.json_array_keep;
         let (tk, ta) = (k / TIGHT_DIVISOR, a.min(1));
+        let none = Level {
+            strings: None,
+            scalar_arrays: None,
+            record_arrays: None,
+            objects: None,
+        };
         let gentle = Level {
             strings: Some(k),
             scalar_arrays: Some(a),
-            record_arrays: None,
+            ..none
         };
         let tight = Level {
             strings: Some(tk),
             scalar_arrays: Some(ta),
-            record_arrays: None,
+            ..none
+        };
+        // Objects keep their first and last members and the salient ones; as a last
+        // resort, only the first and last.
+        let objects = Level {
+            objects: Some(Var {
+                keep: a.max(1),
+                salient: true,
+            }),
+            ..none
+        };
+        let objects_tight = Level {
+            objects: Some(Var {
+                keep: 1,
+                salient: true,
+            }),
+            ..none
+        };
+        let objects_bare = Level {
+            objects: Some(Var {
+                keep: 1,
+                salient: false,
+            }),
+            ..none
         };
         let start = self.state.clone();
         // Plan A keeps every record of every array.
-        for level in [gentle, tight] {
+        for level in [gentle, tight, objects, objects_tight] {
             self.run_level(level, budget);
         }
-        if self.size() <= budget {
-            return;
+        if self.size() > budget {
+            // Plan B: records may go.
+            self.state = start;
+            let records = Level {
+                record_arrays: Some(a),
+                ..none
+            };
+            let all_tight = Level {
+                record_arrays: Some(ta),
+                ..tight
+            };
+            for level in [
+                gentle,
+                records,
+                all_tight,
+                objects,
+                objects_tight,
+                objects_bare,
+            ] {
+                self.run_level(level, budget);
+            }
         }
-        // Plan B: records may go.
-        self.state = start;
-        let records = Level {
-            strings: None,
-            scalar_arrays: None,
-            record_arrays: Some(a),
+        self.give_back(budget);
+    }
+
+    /// While the value is more than a tenth of `budget` under it, elided containers
+    /// keep more children at each end (doubling, in turn, then the largest keep that
+    /// fits), never going over `budget`. The children given back are shown as they
+    /// are in the original.
+    fn give_back(&mut self, budget: usize) {
+        let target = budget - budget / GIVE_BACK_DIVISOR;
+        let active: Vec<usize> = (0..self.scan.containers.len())
+            .filter(|&j| self.state.cont_var[j].is_some() && !self.state.cont_covered[j])
+            .collect();
+        // Size after moving container `j` to `var`, and its value there.
+        let trial = |p: &Self, j: usize, var: Var| -> (usize, i64) {
+            let (value, _) = p.cont_value(j, var);
+            let size = p.size() as i64 + p.state.cont_val[j] - value;
+            (size.max(0) as usize, value)
         };
-        let all_tight = Level {
-            record_arrays: Some(ta),
-            ..tight
-        };
-        for level in [gentle, records, all_tight] {
-            self.run_level(level, budget);
+        let mut progress = true;
+        while progress && self.size() < target {
+            progress = false;
+            for &j in &active {
+                let Some(var) = self.state.cont_var[j] else {
+                    continue;
+                };
+                let cap = self.scan.containers[j].len().div_ceil(2);
+                if var.keep >= cap || self.size() >= target {
+                    continue;
+                }
+                let next = Var {
+                    keep: var.keep.saturating_mul(2).max(var.keep + 1).min(cap),
+                    ..var
+                };
+                let (size, value) = trial(self, j, next);
+                if size <= budget {
+                    self.set_cont(j, next, value);
+                    progress = true;
+                }
+            }
+        }
+        for &j in &active {
+            if self.size() >= target {
+                break;
+            }
+            let Some(var) = self.state.cont_var[j] else {
+                continue;
+            };
+            let cap = self.scan.containers[j].len().div_ceil(2);
+            let (mut lo, mut hi) = (
+                var.keep,
+                var.keep.saturating_mul(2).max(var.keep + 1).min(cap),
+            );
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if trial(self, j, Var { keep: mid, ..var }).0 <= budget {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            if lo > var.keep {
+                let next = Var { keep: lo, ..var };
+                let (_, value) = trial(self, j, next);
+                self.set_cont(j, next, value);
+            }
         }
     }
 
@@ -599,15 +825,21 @@ impl<'a> Plan<'a> {
                 edits.push((c.start, c.end, text.clone()));
             }
         }
-        for (j, a) in self.scan.arrays.iter().enumerate() {
-            if self.state.arr_covered[j] {
+        for j in 0..self.scan.containers.len() {
+            if self.state.cont_covered[j] {
                 continue;
             }
-            if let Some(v) = self.state.arr_mid[j] {
-                let m = &a.mids()[v];
-                stats.items_elided += m.items as u64;
-                stats.bytes_elided += (m.e - m.s) as u64;
-                edits.push((m.s, m.e, self.array_marker(m)));
+            if let Some(var) = self.state.cont_var[j] {
+                let object = self.scan.containers[j].object;
+                for (r, marker) in self.runs(j, var) {
+                    if object {
+                        stats.members_elided += r.kids as u64;
+                    } else {
+                        stats.items_elided += r.kids as u64;
+                    }
+                    stats.bytes_elided += (r.e - r.s) as u64;
+                    edits.push((r.s, r.e, marker));
+                }
             }
         }
         edits.sort_unstable_by_key(|e| e.0);
@@ -655,4 +887,32 @@ impl<'a> Plan<'a> {
             }
         }
     }
+}
+
+/// Whether member `k` of object `c` is worth keeping in an elided middle: its key is
+/// salient (error words, see [`crate::salience`]), or its value is a scalar that is
+/// salient or short and named like a status (`error`, `status`, `message`, `code`,
+/// `name`, `version`, `latest`, `reason`).
+fn member_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
+    let start = kids[c.kids.0 + k] as usize;
+    let end = kid_end(b, kids, c, k);
+    // The key's closing quote: the first unescaped `"` after the opening one.
+    let mut j = start + 1;
+    while j < end && b[j] != b'"' {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    let key = &b[start + 1..j.min(end)];
+    if crate::salience::salience(key) >= 2 {
+        return true;
+    }
+    let mut v = j + 1;
+    while v < end && (is_ws(b[v]) || b[v] == b':') {
+        v += 1;
+    }
+    let value = &b[v.min(end)..end];
+    if value.first().is_some_and(|c| matches!(c, b'{' | b'[')) || value.len() > ISLAND_MAX {
+        return false;
+    }
+    (value.len() <= SHORT_SCALAR && SALIENT_NAMES.iter().any(|n| key.eq_ignore_ascii_case(n)))
+        || crate::salience::salience(value) >= 2
 }

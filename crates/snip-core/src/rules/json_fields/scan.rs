@@ -6,8 +6,6 @@ use super::*;
 
 /// What the scanner records, derived from the config.
 pub(super) struct ScanParams {
-    /// Array keeps the planner may use: `[json_array_keep, min(json_array_keep, 1)]`.
-    pub(super) keeps: [usize; 2],
     /// Shortest raw string content that could ever be elided.
     pub(super) min_lossy: usize,
     /// Finds [`MARKER_NEEDLE`].
@@ -16,10 +14,8 @@ pub(super) struct ScanParams {
 
 impl ScanParams {
     pub(super) fn new(config: &Config) -> Self {
-        let a = config.json_array_keep;
         let tight = config.json_string_keep / TIGHT_DIVISOR;
         ScanParams {
-            keeps: [a, a.min(1)],
             min_lossy: tight.saturating_mul(2).saturating_add(MIN_ELIDED),
             marker: memmem::Finder::new(MARKER_NEEDLE.as_bytes()),
         }
@@ -41,37 +37,31 @@ pub(super) struct StrCand {
     pub(super) lossy: bool,
 }
 
-/// One way to elide an array's middle: keep `keep` items at each end.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Mid {
-    pub(super) keep: usize,
-    /// Items elided.
-    pub(super) items: usize,
-    /// Raw span of the elided items, from the first one's start to the last one's end.
-    pub(super) s: usize,
-    pub(super) e: usize,
-    /// Whitespace count (between tokens) at `s` and at `e`.
-    pub(super) ws_s: usize,
-    pub(super) ws_e: usize,
-}
-
+/// An array or object with at least [`MIN_KIDS`] children and no marker among them:
+/// its middle may be elided.
 #[derive(Clone)]
-pub(super) struct ArrCand {
-    /// Offset of `[`.
+pub(super) struct Container {
+    /// Offset of `[` or `{`.
     pub(super) open: usize,
-    /// Some item is an object or an array.
+    /// Offset of the closing `]` or `}`.
+    pub(super) close: usize,
+    pub(super) object: bool,
+    /// Array: some item is an object or an array.
     pub(super) record: bool,
-    /// One or two variants (keep `json_array_keep`, keep 1) with distinct keeps, in
-    /// `mid_buf[..n_mids]` (inline: no allocation per array).
-    pub(super) mid_buf: [Mid; 2],
-    pub(super) n_mids: usize,
+    /// Range in [`Scan::kids`] of its children's start offsets (an object member starts
+    /// at its key's opening quote).
+    pub(super) kids: (usize, usize),
 }
 
-impl ArrCand {
-    pub(super) fn mids(&self) -> &[Mid] {
-        &self.mid_buf[..self.n_mids]
+impl Container {
+    pub(super) fn len(&self) -> usize {
+        self.kids.1 - self.kids.0
     }
 }
+
+/// Fewest children a container must have to be a candidate (first and last kept, at
+/// least one elided).
+pub(super) const MIN_KIDS: usize = 3;
 
 /// The result of scanning one JSON value.
 pub(super) struct Scan {
@@ -79,10 +69,16 @@ pub(super) struct Scan {
     pub(super) root: (usize, usize),
     /// Whitespace bytes between tokens inside the value.
     pub(super) ws: usize,
+    /// Some string holds a `json-fields` marker (an output of this rule): never
+    /// minified, so that compressing it again changes nothing.
+    pub(super) marked: bool,
     /// Candidate strings, by `start`.
     pub(super) strings: Vec<StrCand>,
-    /// Candidate arrays, by `open`.
-    pub(super) arrays: Vec<ArrCand>,
+    /// Candidate arrays and objects, by `open`.
+    pub(super) containers: Vec<Container>,
+    /// Start offsets of the candidates' children, back to back (`u32` when the input
+    /// is under 4 GiB: see [`Kid`]).
+    pub(super) kids: Vec<Kid>,
     /// The pointers of candidate strings, back to back.
     pub(super) pointers: String,
 }
@@ -97,13 +93,12 @@ pub(super) struct Frame {
     pub(super) key: (usize, usize),
     /// Array: some item is a container.
     pub(super) record: bool,
-    /// Array: some item is a `json-fields` marker string.
+    /// Some child is a `json-fields` marker (an array's marker element, an object's
+    /// marker member): never elided again.
     pub(super) has_marker: bool,
     pub(super) open: usize,
-    /// Array: start of the items at the two keeps, as (offset, whitespace count).
-    pub(super) mid_start: [(usize, usize); 2],
-    /// Array: where its ring of recent item ends starts in `Scanner::ring`.
-    pub(super) ring_base: usize,
+    /// Where its children's start offsets start in `Scanner::kid_stack`.
+    pub(super) kids_base: usize,
     /// Object: where its key spans start in `Scanner::keys`.
     pub(super) keys_base: usize,
 }
@@ -116,9 +111,8 @@ pub(super) struct Scanner<'a, 'p> {
     pub(super) p: &'p ScanParams,
     pub(super) pointers_on: bool,
     pub(super) stack: Vec<Frame>,
-    /// Ends of the last `keeps[0] + 1` items of each open array, as (offset, ws count).
-    pub(super) ring: Vec<(usize, usize)>,
-    pub(super) ring_len: usize,
+    /// Start offsets of the children of each open container.
+    pub(super) kid_stack: Vec<Kid>,
     pub(super) out: Scan,
     pub(super) scratch: Vec<u8>,
     /// Raw content spans of the keys of each open object (document mode only).
@@ -137,6 +131,9 @@ pub(super) fn scan(
     p: &ScanParams,
     pointers_on: bool,
 ) -> Option<Scan> {
+    if to > Kid::MAX as usize {
+        return None;
+    }
     let mut s = Scanner {
         b: input,
         end: to,
@@ -145,13 +142,14 @@ pub(super) fn scan(
         p,
         pointers_on,
         stack: Vec::new(),
-        ring: Vec::new(),
-        ring_len: p.keeps[0].saturating_add(1),
+        kid_stack: Vec::new(),
         out: Scan {
             root: (0, 0),
             ws: 0,
+            marked: false,
             strings: Vec::new(),
-            arrays: Vec::new(),
+            containers: Vec::new(),
+            kids: Vec::new(),
             pointers: String::new(),
         },
         scratch: Vec::new(),
@@ -188,7 +186,7 @@ pub(super) fn scan(
     }
     out.root = (root_start, root_end);
     out.ws = s.ws;
-    out.arrays.sort_by_key(|a| a.open);
+    out.containers.sort_by_key(|a| a.open);
     Some(out)
 }
 
@@ -219,15 +217,10 @@ impl Scanner<'_, '_> {
         'value: loop {
             self.skip_ws();
             let c = self.byte()?;
-            let (i, ws) = (self.i, self.ws);
-            let keeps = self.p.keeps;
+            let i = self.i;
             if let Some(top) = self.stack.last_mut() {
                 if top.array {
-                    for (k, keep) in keeps.iter().enumerate() {
-                        if top.count == *keep {
-                            top.mid_start[k] = (i, ws);
-                        }
-                    }
+                    self.kid_stack.push(i as Kid);
                     top.record |= c == b'{' || c == b'[';
                 }
             }
@@ -243,8 +236,7 @@ impl Scanner<'_, '_> {
                         record: false,
                         has_marker: false,
                         open: i,
-                        mid_start: [(0, 0); 2],
-                        ring_base: self.ring.len(),
+                        kids_base: self.kid_stack.len(),
                         keys_base: self.keys.len(),
                     });
                     self.skip_ws();
@@ -268,19 +260,9 @@ impl Scanner<'_, '_> {
             }
             // A value is complete at `self.i`: climb while containers close.
             loop {
-                let (i, ws) = (self.i, self.ws);
-                let ring_len = self.ring_len;
                 let Some(top) = self.stack.last_mut() else {
                     return Some(());
                 };
-                if top.array {
-                    let idx = top.count;
-                    if idx < ring_len {
-                        self.ring.push((i, ws));
-                    } else {
-                        self.ring[top.ring_base + idx % ring_len] = (i, ws);
-                    }
-                }
                 top.count += 1;
                 let array = top.array;
                 self.skip_ws();
@@ -311,40 +293,22 @@ impl Scanner<'_, '_> {
     /// when its middle could be elided.
     fn close_container(&mut self) {
         let Some(f) = self.stack.pop() else { return };
-        if f.array && !f.has_marker {
-            let n = f.count;
-            let mut mid_buf = [Mid::default(); 2];
-            let mut n_mids = 0;
-            for (k, &keep) in self.p.keeps.iter().enumerate() {
-                let seen = mid_buf[..n_mids].iter().any(|m| m.keep == keep);
-                if seen || n <= keep.saturating_mul(2) {
-                    continue;
-                }
-                let (s, ws_s) = f.mid_start[k];
-                let last = n - keep - 1;
-                let (e, ws_e) = self.ring[f.ring_base + last % self.ring_len];
-                mid_buf[n_mids] = Mid {
-                    keep,
-                    items: n - 2 * keep,
-                    s,
-                    e,
-                    ws_s,
-                    ws_e,
-                };
-                n_mids += 1;
-            }
-            if n_mids > 0 {
-                self.out.arrays.push(ArrCand {
-                    open: f.open,
-                    record: f.record,
-                    mid_buf,
-                    n_mids,
-                });
-            }
+        let close = self.i - 1;
+        if !f.has_marker && f.count >= MIN_KIDS {
+            let from = self.out.kids.len();
+            self.out
+                .kids
+                .extend_from_slice(&self.kid_stack[f.kids_base..]);
+            self.out.containers.push(Container {
+                open: f.open,
+                close,
+                object: !f.array,
+                record: f.record,
+                kids: (from, self.out.kids.len()),
+            });
         }
-        if f.array {
-            self.ring.truncate(f.ring_base);
-        } else if self.pointers_on {
+        self.kid_stack.truncate(f.kids_base);
+        if !f.array && self.pointers_on {
             let b = self.b;
             let keys = &mut self.keys[f.keys_base..];
             if keys.len() > 1 && !self.ambiguous {
@@ -362,6 +326,7 @@ impl Scanner<'_, '_> {
         if self.byte()? != b'"' {
             return None;
         }
+        self.kid_stack.push(self.i as Kid);
         let (s, e, _) = self.string()?;
         if let Some(top) = self.stack.last_mut() {
             top.key = (s, e);
@@ -431,9 +396,10 @@ impl Scanner<'_, '_> {
         let wanted = len >= self.p.min_lossy || (text_flags && len >= LOSSLESS_MIN);
         let element_marker = content.starts_with(b"[snip: ");
         let marked = (wanted || element_marker) && self.p.marker.find(content).is_some();
+        self.out.marked |= marked;
         if marked && element_marker {
             if let Some(top) = self.stack.last_mut() {
-                top.has_marker |= top.array;
+                top.has_marker = true;
             }
         }
         let lossless = text_flags && len >= LOSSLESS_MIN && !marked;
@@ -528,6 +494,28 @@ impl Scanner<'_, '_> {
         self.i = end;
         Some(())
     }
+}
+
+/// A child's start offset. Inputs of 4 GiB or more are not scanned (see [`scan`]).
+pub(super) type Kid = u32;
+
+/// The end (one past its last byte) of the child starting at `kids[k]` of container
+/// `c`: the value ends where the whitespace before the next child's comma (or before
+/// the closing bracket) starts.
+pub(super) fn kid_end(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> usize {
+    let mut j = if c.kids.0 + k + 1 < c.kids.1 {
+        let mut j = kids[c.kids.0 + k + 1] as usize;
+        while is_ws(b[j - 1]) {
+            j -= 1;
+        }
+        j - 1 // the comma
+    } else {
+        c.close
+    };
+    while is_ws(b[j - 1]) {
+        j -= 1;
+    }
+    j
 }
 
 pub(super) fn digits(n: usize) -> usize {
