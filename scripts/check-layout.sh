@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks two layout rules of the source tree (docs/architecture.md), run by
+# Checks three layout rules of the source tree (docs/architecture.md), run by
 # scripts/test.sh:
 #
 #   1. The restore request (`RestoreRequest`, `RestoreMode`) and the compression
@@ -8,6 +8,12 @@
 #      `Restore…Args` / `Restore…Params` / `…Receipt` look-alike) anywhere else. The
 #      Python type stub of the native module (python/snip/_native.pyi) describes the
 #      one definition and is exempt.
+#   1b. The escape lexer is defined once, in snip-core/src/escape.rs: no other Rust
+#      file defines a function named like one (`strip_escapes`, `strip_ansi`,
+#      `escape_len`, `csi_len`, …) or tests for a CSI final byte (`0x40..=0x7e`,
+#      `'@'..='~'`). Exempt: snip-core's `text::strip_ansi` (it calls the lexer) and
+#      snip-bench's `clue::strip_ansi`, an independent measuring stick by design (its
+#      doc says so).
 #   2. In snip-core, only the engines (pipeline.rs, sparse.rs, stream.rs) and the
 #      registry (rules/mod.rs) import from `rules/`; a rule never names another rule.
 #      Comments (doc links) do not count.
@@ -17,7 +23,7 @@
 #                                           copy the sources to a temporary directory,
 #                                           add each kind of violation in turn, and
 #                                           require this script to reject each one
-# Exit status: 0 when the tree keeps both rules, 1 otherwise (each violation printed
+# Exit status: 0 when the tree keeps every rule, 1 otherwise (each violation printed
 # as `path:line: text`).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -48,6 +54,12 @@ if [ "${1:-}" = "--self-test" ]; then
     fresh
     printf '\n\nclass RestoreRequest:\n    id: str\n' >>"$tmp/t/python/snip/hermes.py"
     expect_fail "a restore request class in python/snip"
+    fresh
+    printf '\npub fn strip_escapes(s: &str) -> String {\n    s.to_string()\n}\n' >>"$tmp/t/crates/snip-context/src/digest.rs"
+    expect_fail "a second escape lexer in snip-context"
+    fresh
+    printf '\nfn ends(b: u8) -> bool {\n    (0x40..=0x7e).contains(&b)\n}\n' >>"$tmp/t/crates/snip-core/src/rules/terminal_render/term.rs"
+    expect_fail "a CSI parser outside the escape lexer"
     fresh
     printf '\n#[allow(unused_imports)]\nuse crate::rules::ansi_strip;\n' >>"$tmp/t/crates/snip-core/src/doc.rs"
     expect_fail "a floor module importing a rule"
@@ -83,13 +95,18 @@ if [ -d python/snip ]; then
     [ -z "$hits" ] || report "a Python definition of the restore request or the receipt (use the native module's):" <<<"$hits"
 fi
 
+# 1b. One escape lexer.
+hits=$(code_lines "(\bfn[[:space:]]+[a-z_]*(strip_escapes|strip_ansi|escape_len|csi_len|ansi_len)\b|0x40[[:space:]]*\.\.=[[:space:]]*0x7[eE]|'@'[[:space:]]*\.\.=[[:space:]]*b?'~')" crates |
+    grep -vE '^crates/snip-core/src/escape\.rs:|^crates/snip-core/src/text\.rs:[0-9]+:pub fn strip_ansi\(|^crates/snip-bench/src/clue\.rs:' || true)
+[ -z "$hits" ] || report "a second escape lexer (the one is snip-core/src/escape.rs):" <<<"$hits"
+
 # 2. Who imports from rules/.
 core=crates/snip-core/src
 hits=$(code_lines '(crate::rules\b|\brules::)' "$core" |
     grep -vE "^$core/(pipeline|sparse|stream)\.rs:|^$core/rules/" |
     grep -vE "^$core/lib\.rs:[0-9]+:[[:space:]]*pub mod rules;" || true)
 [ -z "$hits" ] || report "a snip-core module other than the engines and the registry imports from rules/:" <<<"$hits"
-rules=$(find "$core/rules" -mindepth 1 -maxdepth 1 \( -name '*.rs' -o -type d \) ! -name mod.rs -exec basename {} .rs \; | sort)
+rules=$(find "$core/rules" -mindepth 1 -maxdepth 1 \( -name '*.rs' -o -type d \) ! -name mod.rs -exec basename {} .rs \; | sort -u)
 for r in $rules; do
     others=$(grep -vx "$r" <<<"$rules" | paste -sd'|')
     files=$(find "$core/rules" -path "$core/rules/$r.rs" -o -path "$core/rules/$r/*" -name '*.rs')

@@ -425,11 +425,11 @@ pub fn digest_call(text: &str, is_error: Option<bool>, call: &Call) -> Digest {
     let mut error_lines = 0usize;
     let mut first_error = None;
     for (i, l) in lines.iter().enumerate() {
-        if !maybe_error(l) {
+        if !snip_core::salience::may_report_error(l) {
             continue;
         }
         if let Some(m) = meaningful(l) {
-            if looks_like_error(&m) {
+            if snip_core::salience::reports_error(&m) {
                 error_lines += 1;
                 if first_error.is_none() {
                     first_error = Some((i, m));
@@ -489,7 +489,7 @@ pub fn meaningful(line: &str) -> Option<String> {
     // A redrawn line shows its last non-blank frame.
     let frame = line
         .rsplit('\r')
-        .map(strip_escapes)
+        .map(plain_text)
         .find(|f| !f.trim().is_empty())?;
     let t = frame.trim();
     if !t.chars().any(char::is_alphanumeric) || t.starts_with("[snip: ") {
@@ -498,42 +498,13 @@ pub fn meaningful(line: &str) -> Option<String> {
     Some(t.to_string())
 }
 
-/// Removes ANSI escape sequences (CSI, OSC, two-byte escapes) and other control
-/// characters; a tab becomes a space.
-pub fn strip_escapes(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut it = s.chars().peekable();
-    while let Some(c) = it.next() {
+/// `s` as plain text: without escape sequences (removed by snip-core's escape lexer,
+/// [`snip_core::text::strip_ansi`]) or other control characters; a tab becomes a space.
+pub fn plain_text(s: &str) -> String {
+    let stripped = snip_core::text::strip_ansi(s.as_bytes());
+    let mut out = String::with_capacity(stripped.len());
+    for c in String::from_utf8_lossy(&stripped).chars() {
         match c {
-            '\u{1b}' => match it.next() {
-                // CSI: parameters and intermediates, then one final byte @..~.
-                Some('[') => {
-                    for n in it.by_ref() {
-                        if ('@'..='~').contains(&n) {
-                            break;
-                        }
-                    }
-                }
-                // OSC (and DCS/PM/APC strings): up to BEL or ESC \.
-                Some(']' | 'P' | '^' | '_') => {
-                    while let Some(n) = it.next() {
-                        if n == '\u{7}' {
-                            break;
-                        }
-                        if n == '\u{1b}' {
-                            if it.peek() == Some(&'\\') {
-                                it.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                // Charset selection takes one more character (`ESC ( B`).
-                Some('(' | ')' | '*' | '+') => {
-                    it.next();
-                }
-                _ => {}
-            },
             '\t' => out.push(' '),
             c if c.is_control() => {}
             c => out.push(c),
@@ -595,58 +566,6 @@ fn exit_line(line: &str) -> Option<i64> {
         }
     }
     None
-}
-
-/// A cheap pre-check: whether `line` holds a substring every [`looks_like_error`]
-/// pattern contains.
-fn maybe_error(line: &str) -> bool {
-    [
-        "rror",
-        "ERR",
-        "FAIL",
-        "fatal",
-        "Traceback",
-        "E: ",
-        "panic",
-        "Exception",
-    ]
-    .iter()
-    .any(|p| line.contains(p))
-}
-
-/// A line that reports an error or a failure (compiler, test runner, shell, Python,
-/// Rust, npm, apt). Case matters: `error:` and `ERROR` count, a word like `errors`
-/// inside a sentence does not.
-pub fn looks_like_error(line: &str) -> bool {
-    let starts = [
-        "error:",
-        "error[",
-        "Error:",
-        "ERROR",
-        "FAILED",
-        "FAIL ",
-        "fatal:",
-        "fatal error",
-        "Traceback (most recent call last)",
-        "npm error",
-        "npm ERR!",
-        "E: ",
-        "panic:",
-    ];
-    if starts.iter().any(|p| line.starts_with(p)) {
-        return true;
-    }
-    let contains = [
-        "... FAILED",
-        " panicked at ",
-        "Error: ",
-        "Exception: ",
-        ": error:",
-        " error: ",
-        ": fatal error:",
-        "rsync error:",
-    ];
-    contains.iter().any(|p| line.contains(p))
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ pub fn tool_label(name: Option<&str>, args: Option<&serde_json::Value>) -> Strin
 /// Collapses runs of whitespace (newlines included) to one space and drops escapes and
 /// control characters.
 fn one_line(s: &str) -> String {
-    crate::digest::strip_escapes(&s.replace(['\n', '\r'], " "))
+    crate::digest::plain_text(&s.replace(['\n', '\r'], " "))
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

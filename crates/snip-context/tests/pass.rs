@@ -286,7 +286,7 @@ fn openai_summary_names_command_exit_code_and_lines() {
         // The quoted lines are lines of the original (after ANSI/CR rendering, cut).
         for quoted in [&s.first, &s.last].into_iter().flatten() {
             let probe: String = quoted.trim_end_matches('…').chars().take(20).collect();
-            let plain = snip_context::digest::strip_escapes(&original);
+            let plain = snip_context::digest::plain_text(&original);
             assert!(
                 plain.contains(&probe) || original.contains(&probe.replace('"', "\\\"")),
                 "{probe:?} not in the original"

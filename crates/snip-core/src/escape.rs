@@ -23,7 +23,7 @@ pub(crate) fn escape_len(s: &[u8]) -> usize {
             while j < s.len() && (0x20..=0x2f).contains(&s[j]) {
                 j += 1;
             }
-            if j < s.len() && (0x40..=0x7e).contains(&s[j]) {
+            if j < s.len() && is_csi_final(s[j]) {
                 j + 1
             } else {
                 j
@@ -45,6 +45,12 @@ pub(crate) fn escape_len(s: &[u8]) -> usize {
         b'(' | b')' | b'*' | b'+' | b'#' | b'%' if s.get(2).is_some_and(u8::is_ascii) => 3,
         _ => 2,
     }
+}
+
+/// Whether `b` ends a CSI sequence (a final byte, `@` to `~`).
+#[inline]
+pub(crate) fn is_csi_final(b: u8) -> bool {
+    (0x40..=0x7e).contains(&b)
 }
 
 /// The length of the colour escape (SGR: `ESC [`, digits and `;`, then `m`) at the

@@ -30,7 +30,7 @@ pub mod marker;
 mod pipeline;
 pub mod rule;
 pub mod rules;
-mod salience;
+pub mod salience;
 mod sparse;
 pub mod stream;
 pub mod text;

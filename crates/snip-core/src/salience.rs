@@ -2,7 +2,9 @@
 //! output is elided (errors, failures, panics…, and with lower priority warnings),
 //! one searcher over them, and a line's *shape* (digits folded) so that numbered
 //! copies of one line count once. Used by `head-tail-elide`, `json-fields`, the sparse
-//! reduction and the stream engine.
+//! reduction and the stream engine. Also the stricter test of whether a whole line
+//! reports an error ([`reports_error`]), which the conversation pass (`snip-context`)
+//! uses to pick the error line it quotes.
 
 use aho_corasick::{packed, AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use std::sync::OnceLock;
@@ -227,9 +229,91 @@ pub(crate) fn shape(t: &[u8]) -> u64 {
 /// Longest line an island may hold (bytes); longer salient lines are left elided.
 pub(crate) const ISLAND_LINE_MAX: usize = 1024;
 
+/// A cheap pre-check for [`reports_error`]: whether `line` holds a substring every
+/// one of its patterns contains (`false`: it does not report an error).
+pub fn may_report_error(line: &str) -> bool {
+    [
+        "rror",
+        "ERR",
+        "FAIL",
+        "fatal",
+        "Traceback",
+        "E: ",
+        "panic",
+        "Exception",
+    ]
+    .iter()
+    .any(|p| line.contains(p))
+}
+
+/// Whether one line (a whole line, as the conversation pass quotes it) reports an
+/// error or a failure (compiler, test runner, shell, Python, Rust, npm, apt): it
+/// starts with `error:`, `ERROR`, `FAILED`, `Traceback (most recent call last)`, … or
+/// holds `... FAILED`, ` panicked at `, `Error: `, …. Stricter than the salient words
+/// above, which rank lines inside one output: case matters, and a word like `errors`
+/// inside a sentence does not count.
+pub fn reports_error(line: &str) -> bool {
+    let starts = [
+        "error:",
+        "error[",
+        "Error:",
+        "ERROR",
+        "FAILED",
+        "FAIL ",
+        "fatal:",
+        "fatal error",
+        "Traceback (most recent call last)",
+        "npm error",
+        "npm ERR!",
+        "E: ",
+        "panic:",
+    ];
+    if starts.iter().any(|p| line.starts_with(p)) {
+        return true;
+    }
+    let contains = [
+        "... FAILED",
+        " panicked at ",
+        "Error: ",
+        "Exception: ",
+        ": error:",
+        " error: ",
+        ": fatal error:",
+        "rsync error:",
+    ];
+    contains.iter().any(|p| line.contains(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A whole line reports an error by its start or a marked phrase, case-sensitive;
+    /// the pre-check never rules out a line that does.
+    #[test]
+    fn reports_error_is_strict_and_its_pre_check_never_misses() {
+        for yes in [
+            "error: boom",
+            "ERROR x",
+            "npm ERR! code 1",
+            "test a ... FAILED",
+            "thread 'main' panicked at src/x.rs:1",
+            "E: Unable to locate package",
+            "Traceback (most recent call last):",
+        ] {
+            assert!(reports_error(yes), "{yes}");
+            assert!(may_report_error(yes), "{yes}");
+        }
+        for no in [
+            "3 errors were found",
+            "error",
+            "Errors: 0",
+            "warning: x",
+            "fail",
+        ] {
+            assert!(!reports_error(no), "{no}");
+        }
+    }
 
     /// The packed searcher (used where the CPU has it) and the automaton (used
     /// elsewhere) find the same matches, so salience does not depend on the machine.

@@ -559,6 +559,44 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// When the store could not keep an original (so an output reached the model whole),
+/// adds Claude Code's `systemMessage` to the reply, shown to the user, once per session
+/// (`session_id`): a marker file `snip-told-<uid>-<session hash>` in the temp directory,
+/// created exclusively, records that the session was told.
+pub fn tell_once(
+    reply: Option<serde_json::Value>,
+    payload: &serde_json::Value,
+) -> Option<serde_json::Value> {
+    let Some(why) = engine::store_failure() else {
+        return reply;
+    };
+    let session = payload
+        .get("session_id")
+        .and_then(|s| s.as_str())
+        .unwrap_or("");
+    let hash = snip_store::restore::sha256_hex(session.as_bytes());
+    let mark = std::env::temp_dir().join(format!(
+        "snip-told-{}-{}",
+        rustix::process::geteuid().as_raw(),
+        &hash[..16]
+    ));
+    // create_new never follows a planted symlink; an existing file means told already.
+    if std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&mark)
+        .is_err()
+    {
+        return reply;
+    }
+    let mut reply = reply.unwrap_or_else(|| serde_json::json!({}));
+    reply["systemMessage"] = format!(
+        "snip: the store of originals could not keep an output ({why}), so it reached the model uncompressed; fix the store (see `snip stats`) or set SNIP_STORE=0 to compress without keeping originals. Said once per session."
+    )
+    .into();
+    Some(reply)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@
 
 use crate::claude_install::Scope;
 use crate::config_file::{self, home, input, Change, Dialect, Doc, Undo};
+use crate::engine;
 use crate::error::{bail, Context as _, Result};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -80,6 +81,44 @@ impl Paths {
             plugin: plugin_dir.join("snip.ts"),
         })
     }
+}
+
+/// `snip_restore` as OpenCode shows it to the model (`<server>_<tool>`, the server
+/// installed as `snip`): the name markers quote in this host.
+pub const RESTORE_TOOL: &str = "snip_snip_restore";
+
+/// What `snip hook opencode` prints for one tool output `input` of tool `tool` (the
+/// ledger source is `opencode:<tool>`): the compressed output, or `None` when nothing
+/// changed or on invalid UTF-8, an error or a panic (the caller echoes the input).
+/// With `saved` (the file where OpenCode saved the whole output it cut, see
+/// [`saved_output`]), the whole output is compressed instead when that is no longer
+/// than what OpenCode showed. Markers quote [`RESTORE_TOOL`].
+pub fn filter(input: &[u8], tool: &str, saved: Option<&str>) -> Option<Vec<u8>> {
+    let source = format!("opencode:{tool}");
+    engine::set_restore_tool(RESTORE_TOOL);
+    std::panic::catch_unwind(|| {
+        let whole = saved.and_then(|path| {
+            let shown = std::str::from_utf8(input).ok()?;
+            saved_output(shown, path)
+        });
+        // The whole output compressed, then what OpenCode appended; OpenCode's notice
+        // goes (nothing is cut any more). Only when that is no longer than what
+        // OpenCode showed (a diff is never shortened, a store failure allows lossless
+        // rules only): else the shown text, compressed as it is.
+        let from_whole = whole.and_then(|(full, suffix)| {
+            let o = engine::compress(full.as_bytes(), &source);
+            let mut out = o.output;
+            out.extend_from_slice(suffix.as_bytes());
+            (o.changed && out.len() <= input.len()).then_some(out)
+        });
+        from_whole.or_else(|| {
+            Some(engine::compress(input, &source))
+                .filter(|o| o.changed)
+                .map(|o| o.output)
+        })
+    })
+    .ok()
+    .flatten()
 }
 
 /// The plugin file's bytes for the binary at `exe`.

@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 mod body;
+pub mod clients;
 mod context_pass;
 mod memo;
 pub mod rewrite;

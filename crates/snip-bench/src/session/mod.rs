@@ -463,7 +463,7 @@ fn realistic_files(sources: &[Source]) -> Vec<File> {
             lines: s
                 .text
                 .lines()
-                .map(|l| snip_context::digest::strip_escapes(l.trim_end_matches('\r')))
+                .map(|l| snip_context::digest::plain_text(l.trim_end_matches('\r')))
                 .collect(),
         })
         .collect()

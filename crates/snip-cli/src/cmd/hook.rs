@@ -3,7 +3,7 @@
 //! tool, I/O error, even a panic) the Claude Code hook prints `{}` and exits 0, and
 //! the OpenCode filter echoes its input unchanged.
 use anyhow::Result;
-use snip_hosts::{claude_code, engine};
+use snip_hosts::claude_code;
 use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 
@@ -71,7 +71,7 @@ fn claude_code_hook() -> Result<ExitCode> {
                 return None;
             }
             let reply = claude_code::respond(&payload);
-            tell_once(reply, &payload)
+            claude_code::tell_once(reply, &payload)
         }))
         .ok()
         .flatten(),
@@ -98,79 +98,13 @@ fn not_handled(why: &str) {
     eprintln!("snip hook claude-code: {why}; no change made (replied {{}})");
 }
 
-/// When the store could not keep an original (so an output reached the model whole),
-/// adds Claude Code's `systemMessage` to the reply, shown to the user, once per session
-/// (`session_id`): a marker file `snip-told-<uid>-<session hash>` in the temp directory,
-/// created exclusively, records that the session was told.
-fn tell_once(
-    reply: Option<serde_json::Value>,
-    payload: &serde_json::Value,
-) -> Option<serde_json::Value> {
-    let Some(why) = engine::store_failure() else {
-        return reply;
-    };
-    let session = payload
-        .get("session_id")
-        .and_then(|s| s.as_str())
-        .unwrap_or("");
-    let hash = snip_store::restore::sha256_hex(session.as_bytes());
-    let mark = std::env::temp_dir().join(format!(
-        "snip-told-{}-{}",
-        rustix::process::geteuid().as_raw(),
-        &hash[..16]
-    ));
-    // create_new never follows a planted symlink; an existing file means told already.
-    if std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&mark)
-        .is_err()
-    {
-        return reply;
-    }
-    let mut reply = reply.unwrap_or_else(|| serde_json::json!({}));
-    reply["systemMessage"] = format!(
-        "snip: the store of originals could not keep an output ({why}), so it reached the model uncompressed; fix the store (see `snip stats`) or set SNIP_STORE=0 to compress without keeping originals. Said once per session."
-    )
-    .into();
-    Some(reply)
-}
-
-/// `snip_restore` as OpenCode shows it to the model (`<server>_<tool>`, the server
-/// installed as `snip`): the name markers quote in this host.
-const OPENCODE_RESTORE_TOOL: &str = "snip_snip_restore";
-
 /// Filters one OpenCode tool output (or, with `saved`, the whole output OpenCode cut;
 /// see [`snip_hosts::opencode::saved_output`]). Invalid UTF-8, errors and panics echo
 /// the input.
 fn opencode_filter(tool: &str, saved: Option<&str>) -> Result<ExitCode> {
     let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
     std::io::stdin().lock().read_to_end(&mut input)?;
-    let source = format!("opencode:{tool}");
-    engine::set_restore_tool(OPENCODE_RESTORE_TOOL);
-    let output = std::panic::catch_unwind(|| {
-        let whole = saved.and_then(|path| {
-            let shown = std::str::from_utf8(&input).ok()?;
-            snip_hosts::opencode::saved_output(shown, path)
-        });
-        // The whole output compressed, then what OpenCode appended; OpenCode's notice
-        // goes (nothing is cut any more). Only when that is no longer than what
-        // OpenCode showed (a diff is never shortened, a store failure allows lossless
-        // rules only): else the shown text, compressed as it is.
-        let from_whole = whole.and_then(|(full, suffix)| {
-            let o = engine::compress(full.as_bytes(), &source);
-            let mut out = o.output;
-            out.extend_from_slice(suffix.as_bytes());
-            (o.changed && out.len() <= input.len()).then_some(out)
-        });
-        from_whole.or_else(|| {
-            Some(engine::compress(&input, &source))
-                .filter(|o| o.changed)
-                .map(|o| o.output)
-        })
-    })
-    .ok()
-    .flatten();
+    let output = snip_hosts::opencode::filter(&input, tool, saved);
     let mut out = std::io::stdout().lock();
     out.write_all(output.as_deref().unwrap_or(&input))?;
     out.flush()?;

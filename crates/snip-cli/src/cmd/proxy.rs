@@ -145,13 +145,13 @@ pub fn wrap(args: WrapArgs) -> Result<ExitCode> {
             cmd.env("ANTHROPIC_BASE_URL", &base);
         }
         Host::Codex => {
-            cmd.args(codex_overrides(&base));
+            cmd.args(snip_proxy::clients::codex_overrides(&base));
         }
         Host::Opencode => {
             let existing = std::env::var("OPENCODE_CONFIG_CONTENT").ok();
             cmd.env(
                 "OPENCODE_CONFIG_CONTENT",
-                opencode_config(existing.as_deref(), &base),
+                snip_proxy::clients::opencode_config(existing.as_deref(), &base),
             );
         }
     }
@@ -176,57 +176,6 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         (None, Some(s)) => ExitCode::from((128 + s).clamp(0, 255) as u8),
         _ => ExitCode::FAILURE,
     }
-}
-
-/// Codex `-c` overrides: a provider whose `base_url` is the proxy (Codex appends
-/// `/responses` to it), selected as the model provider.
-fn codex_overrides(base: &str) -> Vec<String> {
-    vec![
-        format!(
-            "-c=model_providers.snip-proxy={{ name = \"snip proxy\", base_url = \"{base}/v1\", wire_api = \"responses\", env_key = \"OPENAI_API_KEY\" }}"
-        ),
-        "-c=model_provider=\"snip-proxy\"".to_string(),
-    ]
-}
-
-/// `OPENCODE_CONFIG_CONTENT` with the anthropic and openai providers' `baseURL` set
-/// to the proxy (the SDKs append the path after `/v1`), merged into `existing` when
-/// that is a JSON object.
-fn opencode_config(existing: Option<&str>, base: &str) -> String {
-    let mut cfg = existing
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
-        .filter(serde_json::Value::is_object)
-        .unwrap_or_else(|| serde_json::json!({}));
-    for provider in ["anthropic", "openai"] {
-        let url = serde_json::Value::String(format!("{base}/v1"));
-        let root = cfg.as_object_mut().expect("an object");
-        let providers = root
-            .entry("provider")
-            .or_insert_with(|| serde_json::json!({}));
-        if !providers.is_object() {
-            *providers = serde_json::json!({});
-        }
-        let p = providers
-            .as_object_mut()
-            .expect("an object")
-            .entry(provider)
-            .or_insert_with(|| serde_json::json!({}));
-        if !p.is_object() {
-            *p = serde_json::json!({});
-        }
-        let opts = p
-            .as_object_mut()
-            .expect("an object")
-            .entry("options")
-            .or_insert_with(|| serde_json::json!({}));
-        if !opts.is_object() {
-            *opts = serde_json::json!({});
-        }
-        opts.as_object_mut()
-            .expect("an object")
-            .insert("baseURL".into(), url);
-    }
-    cfg.to_string()
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -289,25 +238,6 @@ fn rewriter() -> Rewriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn opencode_config_merges_into_an_existing_object() {
-        let out = opencode_config(
-            Some(r#"{"model":"x","provider":{"openai":{"name":"o"}}}"#),
-            "http://127.0.0.1:9",
-        );
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["model"], "x");
-        assert_eq!(v["provider"]["openai"]["name"], "o");
-        assert_eq!(
-            v["provider"]["openai"]["options"]["baseURL"],
-            "http://127.0.0.1:9/v1"
-        );
-        assert_eq!(
-            v["provider"]["anthropic"]["options"]["baseURL"],
-            "http://127.0.0.1:9/v1"
-        );
-    }
 
     #[test]
     fn upstream_specs() {

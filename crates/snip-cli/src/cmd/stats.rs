@@ -5,7 +5,6 @@
 //! shows as negative).
 use anyhow::{bail, Result};
 use snip_store::{Stats, StoreHandle};
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -59,89 +58,9 @@ fn print_stats(stats: &Stats, dir: &Path, args: &Args) -> Result<ExitCode> {
         v["store"] = dir.display().to_string().into();
         crate::common::print(format!("{v}\n"))?;
     } else {
-        crate::common::print(render(
-            stats,
-            &dir.display().to_string(),
-            args.since.as_deref(),
-        ))?;
+        crate::common::print(stats.render(&dir.display().to_string(), args.since.as_deref()))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The text report.
-fn render(s: &Stats, dir: &str, since: Option<&str>) -> String {
-    let mut out = String::new();
-    let span = since.map(|d| format!(", last {d}")).unwrap_or_default();
-    let _ = writeln!(out, "snip savings ({dir}{span})");
-    if s.rewrites == 0 {
-        let _ = writeln!(out, "  no rewrites recorded");
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "  rewrites      {} ({} smaller, {} saved nothing)",
-        thousands(s.rewrites),
-        thousands(s.saved_some),
-        thousands(s.saved_nothing)
-    );
-    let change = if s.bytes_saved >= 0 {
-        format!("saved {}", thousands(s.bytes_saved as u64))
-    } else {
-        format!("grew by {}", thousands(s.bytes_saved.unsigned_abs()))
-    };
-    let _ = writeln!(
-        out,
-        "  bytes         {} -> {} ({change}, {})",
-        thousands(s.bytes_before),
-        thousands(s.bytes_after),
-        percent(s.percent_saved)
-    );
-    let _ = writeln!(
-        out,
-        "  recoverable   {} of {} retained originals still in the store ({} lossy rewrites)",
-        thousands(s.recoverable),
-        thousands(s.retained),
-        thousands(s.lossy)
-    );
-    for (src, t) in &s.by_source {
-        let _ = writeln!(
-            out,
-            "  {src:<13} {} rewrites, {} -> {} bytes",
-            thousands(t.rewrites),
-            thousands(t.bytes_before),
-            thousands(t.bytes_after)
-        );
-    }
-    if !s.by_rule.is_empty() {
-        let rules: Vec<String> = s.by_rule.iter().map(|(r, n)| format!("{r} {n}")).collect();
-        let _ = writeln!(out, "  rules         {}", rules.join(", "));
-    }
-    if s.unreadable_rows > 0 {
-        let _ = writeln!(
-            out,
-            "  ({} unreadable ledger lines skipped)",
-            s.unreadable_rows
-        );
-    }
-    out
-}
-
-/// `p` with as many decimals as it takes (up to 6) not to show a non-zero value as
-/// zero; negative stays negative.
-pub(crate) fn percent(p: f64) -> String {
-    if p == 0.0 {
-        return "0%".into();
-    }
-    for d in 1..=6 {
-        let s = format!("{p:.d$}");
-        if s.trim_start_matches('-')
-            .bytes()
-            .any(|b| (b'1'..=b'9').contains(&b))
-        {
-            return format!("{s}%");
-        }
-    }
-    format!("{p:e}%")
 }
 
 /// `1234567` → `1,234,567`.
@@ -171,15 +90,6 @@ fn parse_duration(s: &str) -> Result<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percent_never_rounds_a_non_zero_to_zero() {
-        assert_eq!(percent(0.0), "0%");
-        assert_eq!(percent(81.04), "81.0%");
-        assert_eq!(percent(0.004), "0.004%");
-        assert_eq!(percent(-0.004), "-0.004%");
-        assert_eq!(percent(-12.5), "-12.5%");
-    }
 
     #[test]
     fn durations_and_numbers() {

@@ -523,23 +523,15 @@ impl Term {
     }
 
     fn csi(&mut self, s: &[u8]) -> usize {
-        // ESC [ params intermediates final
-        let mut j = 2;
-        while j < s.len() && (0x30..=0x3f).contains(&s[j]) {
-            j += 1;
+        // ESC [ params intermediates final, measured by the one escape lexer: a
+        // sequence without its final byte (unterminated, or malformed) is dropped as
+        // far as it was read, and the next byte is text.
+        let len = crate::escape::escape_len(s);
+        let fin = s[len - 1];
+        if len <= 2 || !crate::escape::is_csi_final(fin) {
+            return len;
         }
-        while j < s.len() && (0x20..=0x2f).contains(&s[j]) {
-            j += 1;
-        }
-        if j >= s.len() {
-            return s.len();
-        }
-        let fin = s[j];
-        if !(0x40..=0x7e).contains(&fin) {
-            return j; // malformed: drop what was read, keep the next byte as text
-        }
-        let params = &s[2..j];
-        let len = j + 1;
+        let params = &s[2..len - 1];
         if params.first() == Some(&b'?') || params.first() == Some(&b'>') {
             return len; // private modes (cursor visibility, bracketed paste…)
         }
