@@ -100,6 +100,10 @@ pub fn rule_inputs(len: usize) -> Vec<(RuleId, Vec<u8>)> {
         ),
         (RuleId::TracebackKeep, traceback),
         (
+            RuleId::ShapeFold,
+            head(capture("cargo-test-fail-notty.txt"), len),
+        ),
+        (
             RuleId::HeadTailElide,
             head(capture("ls-laR-site-packages-notty.txt"), len),
         ),

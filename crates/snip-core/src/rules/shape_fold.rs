@@ -96,6 +96,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
     if n < MIN_BLOCKS {
         return done;
     }
+    let mut scratch = Vec::new();
     let keys: Vec<u64> = doc
         .lines
         .iter()
@@ -103,7 +104,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
         .map(|(k, l)| match l.marker {
             // A marker line never matches anything: it ends a run.
             Some(_) => !(k as u64),
-            None => fold_shape(doc.text(l)),
+            None => fold_shape_in(doc.text(l), &mut scratch),
         })
         .collect();
     let eol = doc.dominant_eol();
@@ -368,13 +369,17 @@ fn hex_id(w: &[u8]) -> bool {
 }
 
 /// A line's fold shape (see the module docs), as a hash.
+#[cfg(test)]
 pub(crate) fn fold_shape(t: &[u8]) -> u64 {
-    // FNV-1a, 64-bit.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut put = |c: u8| {
-        h ^= u64::from(c);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    };
+    fold_shape_in(t, &mut Vec::new())
+}
+
+/// [`fold_shape`] with `buf` as scratch (cleared first; reused across lines so that
+/// no line allocates). The masked text is written into `buf` a slice at a time and
+/// hashed once, not a byte at a time.
+pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
+    use std::hash::BuildHasher as _;
+    buf.clear();
     let n = t.len();
     let mut i = 0;
     while i < n {
@@ -383,7 +388,7 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
             while i < n && (t[i] == b' ' || t[i] == b'\t') {
                 i += 1;
             }
-            put(b' ');
+            buf.push(b' ');
             continue;
         }
         // The whitespace-delimited word starting here, when it starts one.
@@ -393,7 +398,7 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
                 .position(|&c| c == b' ' || c == b'\t')
                 .map_or(n, |k| i + k);
             if path_like(&t[i..e]) {
-                put(b'P');
+                buf.push(b'P');
                 i = e;
                 continue;
             }
@@ -420,7 +425,7 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
                     j = e;
                 }
             }
-            put(b'0');
+            buf.push(b'0');
             i = j;
             continue;
         }
@@ -430,30 +435,36 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
                 .position(|c| !c.is_ascii_alphanumeric())
                 .map_or(n, |k| i + k);
             let w = &t[i..e];
-            if hex_id(w) {
-                put(b'h');
+            if !w.iter().any(u8::is_ascii_digit) {
+                // No digit: neither a hex id nor a number inside; the word as it is.
+                buf.extend_from_slice(w);
+            } else if hex_id(w) {
+                buf.push(b'h');
             } else {
                 let mut digits = false;
                 for &c in w {
                     if c.is_ascii_digit() {
                         if !digits {
-                            put(b'0');
+                            buf.push(b'0');
                         }
                         digits = true;
                     } else {
                         digits = false;
-                        put(c);
+                        buf.push(c);
                     }
                 }
             }
             i = e;
             continue;
         }
-        put(c);
+        buf.push(c);
         i += 1;
     }
-    h
+    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(buf.as_slice())
 }
+
+/// Seed of the shape hash (fixed: shapes are the same on every run and machine).
+const SHAPE_SEED: u64 = 0x5ea9_e0f0_1d5a_a9e5;
 
 /// The lossy pass: folds the working document's runs when it is over the budget.
 /// Returns the receipt row when a run was folded.
