@@ -523,16 +523,40 @@ fn build_and_shrink(
         .collect();
     counted.sort_unstable();
     counted.dedup();
+    // The first original line of the next marker line from each middle line on (and
+    // of the tail's first marker line): where a gap's marker must stop.
+    let is_marker = |l: &Line| l.marker.is_some();
+    let tail_next = tail_lines
+        .iter()
+        .find(|l| is_marker(l))
+        .map_or(u32::MAX, |l| l.src_first);
+    let mut next_marker = vec![tail_next; middle.len() + 1];
+    for k in (0..middle.len()).rev() {
+        next_marker[k] = if is_marker(&middle[k]) {
+            middle[k].src_first
+        } else {
+            next_marker[k + 1]
+        };
+    }
+    // One past the last original line a marker line in `lines` names.
+    let past_markers = |lines: &[Line], from: u32| {
+        lines
+            .iter()
+            .filter(|l| is_marker(l))
+            .fold(from, |f, l| f.max(l.src_last.saturating_add(1)))
+    };
     loop {
         // Each kept line, and a marker at most before each and after the last.
         let kept = keep.iter().filter(|&&k| k).count();
         let mut out: Vec<Line> = Vec::with_capacity(h + tail_lines.len() + 2 * kept + 3);
         out.extend_from_slice(&src[..h]);
         out.extend(head.cut);
+        let mut floor = past_markers(&out, 0);
         let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
             if keep[i] {
+                floor = past_markers(&middle[i..=i], floor);
                 join_or_push(&mut out, middle[i]);
                 i += 1;
                 continue;
@@ -547,11 +571,14 @@ fn build_and_shrink(
                 i,
                 j,
                 salient: &counted[lo..hi],
+                room: (floor, next_marker[j].saturating_sub(1)),
             };
             if let Some(line) = gap(doc, middle, cut, &g, eol, raw, raw_offsets) {
+                floor = floor.max(line.src_last.saturating_add(1));
                 out.push(line);
                 gaps += 1;
             } else {
+                floor = past_markers(&middle[i..j], floor);
                 out.extend_from_slice(&middle[i..j]);
             }
             i = j;
@@ -610,6 +637,11 @@ struct Gap<'a> {
     i: usize,
     j: usize,
     salient: &'a [usize],
+    /// Original lines (0-based, inclusive) the gap's marker may name: past the
+    /// markers before it, short of the markers after it. On rendered text a redrawn
+    /// row holds writes from many original lines, so neighbouring rows' line ranges
+    /// interleave; two gaps taking their rows' whole ranges would overlap.
+    room: (u32, u32),
 }
 
 /// Pushes `l` onto `out`, or, when it continues the last line of `out` (a piece of
@@ -642,7 +674,17 @@ fn gap(
     let (i, j) = (g.i, g.j);
     let first = middle[i];
     let last = middle[j - 1];
-    let (a, b) = (first.src_first, last.src_last.max(first.src_first));
+    let (mut a, mut b) = (first.src_first, last.src_last.max(first.src_first));
+    if !raw_offsets {
+        // Rendered rows: name only original lines no other marker names. When none
+        // is left (every write the rows show is named by a marker around them), the
+        // rows are shown.
+        a = a.max(g.room.0);
+        b = b.min(g.room.1);
+        if a > b {
+            return None;
+        }
+    }
     // The gap starts or ends inside a line.
     let partial = cut[i] || cut[j - 1];
     // A gap of a few short lines costs less shown than as a marker (summed only

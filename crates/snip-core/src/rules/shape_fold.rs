@@ -110,9 +110,16 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
     let eol = doc.dominant_eol();
     let src = std::mem::take(&mut doc.lines);
     let mut out: Vec<Line> = Vec::with_capacity(n);
+    // The first original line no marker so far names: on rendered text a redrawn row
+    // holds writes from many original lines, so rows' line ranges interleave, and a
+    // fold names only lines past the markers before it.
+    let mut floor = 0u32;
     let mut i = 0;
     while i < n {
         let Some(run) = best_run(&keys, i) else {
+            if src[i].marker.is_some() {
+                floor = floor.max(src[i].src_last.saturating_add(1));
+            }
             out.push(src[i]);
             i += 1;
             continue;
@@ -128,6 +135,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
                 run,
                 eol,
                 raw,
+                &mut floor,
                 &mut out,
                 &mut done,
             );
@@ -226,6 +234,7 @@ fn fold_run(
     run: Run,
     eol: crate::doc::Eol,
     raw: &RawIndex,
+    floor: &mut u32,
     out: &mut Vec<Line>,
     done: &mut Folded,
 ) {
@@ -250,8 +259,9 @@ fn fold_run(
         }
         let stretch = &mid[k..j];
         let shape = Shape::of(&keys[lo + k..lo + j], run.shapes);
-        match marker(doc, stretch, shape, eol, raw) {
+        match marker(doc, stretch, shape, eol, raw, *floor) {
             Some((line, (a, b), (s, e))) => {
+                *floor = line.src_last.saturating_add(1);
                 done.folds += 1;
                 done.lines += b + 1 - a;
                 done.bytes += e - s;
@@ -293,17 +303,26 @@ impl Shape {
 }
 
 /// The marker line for `stretch` (lines of a run, described as `shape`), added to
-/// `doc`'s markers, with its line range (1-based, inclusive) and byte range; `None`
-/// when showing the lines is no longer.
+/// `doc`'s markers, with its line range (1-based, inclusive) and byte range, from
+/// original line `floor` (0-based) on; `None` when showing the lines is no longer or
+/// no line from `floor` on is left.
 fn marker(
     doc: &mut Doc<'_>,
     stretch: &[Line],
     shape: Shape,
     eol: crate::doc::Eol,
     raw: &RawIndex,
+    floor: u32,
 ) -> Option<MarkerLine> {
     let (first, last) = (stretch[0], stretch[stretch.len() - 1]);
-    let (a, b) = (first.src_first, last.src_last.max(first.src_first));
+    let (a, b) = (
+        first.src_first.max(floor),
+        last.src_last.max(first.src_first),
+    );
+    if a > b {
+        // Every original line these rows show is named by a marker before them.
+        return None;
+    }
     let bytes = raw.bytes(a, b);
     let count = stretch.len();
     let size = bytes.1 - bytes.0;
