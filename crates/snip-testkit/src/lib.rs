@@ -121,9 +121,13 @@ fn footerless_rendering(original: &[u8], output: &[u8]) -> bool {
         Some(i) if body[i + 1..].starts_with(b"[snip: ") => &r[..=i],
         _ => &r[..],
     };
-    // The footer goes on a line of its own: without it, an original with no final
-    // newline renders with none either.
-    body == output || (!original.ends_with(b"\n") && body.strip_suffix(b"\n") == Some(output))
+    // The footer goes on a line of its own, after the text's dominant line ending
+    // (`\r\n` in a CRLF text): without it, an original with no final newline renders
+    // with none either.
+    body == output
+        || (!original.ends_with(b"\n")
+            && (body.strip_suffix(b"\r\n") == Some(output)
+                || body.strip_suffix(b"\n") == Some(output)))
 }
 
 /// Checks that `output` accounts for `original` exactly (see the crate docs).

@@ -116,3 +116,29 @@ fn markers_of_rows_redrawn_in_place_do_not_overlap() {
         );
     }
 }
+
+/// Found by the `hook` target: a `curl` progress stdout in CRLF lines whose last
+/// frame is cut (one `\r` frame, then `\r\x10`), under the budget. The rendering puts
+/// its footer after the text's dominant line ending, `\r\n`; the accounting checker
+/// took only `\n` off when it compared the footerless rendering.
+#[test]
+fn a_footerless_rendering_of_crlf_text_without_a_final_newline_is_accounted_for() {
+    let mut input = b"  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\r\n                                 Dload  Upload   Total   Spent    Left  Speed\r\n".to_vec();
+    input.extend_from_slice(
+        b"\r  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0",
+    );
+    input.extend_from_slice(
+        b"\r100  1256  100  1256    0     0   5000      0 --:--:-- --:--:-- --:--:--  5000\r\x10",
+    );
+    let store = snip_testkit::TempStore::new();
+    let cfg = Config::with_budget(1024);
+    let (out, _) = snip_testkit::compress_and_check(&input, &cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The frame shown, not the one redrawn, and no footer.
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("5000      0 --:--:--"), "{text}");
+    assert!(
+        !text.contains("     0\r") && !text.contains("[snip: "),
+        "{text}"
+    );
+}
