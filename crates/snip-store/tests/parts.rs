@@ -6,9 +6,27 @@ use common::temp_store;
 use snip_core::Config;
 use snip_store::{compress_parts, StoreHandle};
 
+/// A log of `lines` distinct lines: each names a crate spelled from its number in
+/// letters, so no two lines share a shape and `shape-fold` has nothing to fold (the
+/// budget split is what these tests are about).
 fn log(lines: usize, tag: &str) -> Vec<u8> {
+    let name = |mut i: usize| {
+        let mut s = String::new();
+        loop {
+            s.push((b'a' + (i % 26) as u8) as char);
+            i /= 26;
+            if i == 0 {
+                break s;
+            }
+        }
+    };
     (0..lines)
-        .map(|i| format!("{tag} {i} of the build: compiling crate number {i} in release mode\n"))
+        .map(|i| {
+            format!(
+                "{tag} {i} of the build: compiling crate {} in release mode\n",
+                name(i)
+            )
+        })
         .collect::<String>()
         .into_bytes()
 }
