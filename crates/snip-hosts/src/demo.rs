@@ -82,7 +82,7 @@ pub fn report(config: &Config, lines: usize, only: Option<&str>) -> std::io::Res
             continue;
         }
         shown += 1;
-        let o = snip_store::compress_recorded(bytes, &config, &store, "demo");
+        let o = snip_store::compress_recorded(bytes, config, &store, "demo");
         if round_trip.is_none() {
             round_trip = String::from_utf8_lossy(&o.output)
                 .lines()
