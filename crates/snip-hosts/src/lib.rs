@@ -27,6 +27,7 @@
 pub mod claude_code;
 pub mod claude_install;
 pub mod config_file;
+pub mod demo;
 pub mod engine;
 mod error;
 pub mod mcp_server;

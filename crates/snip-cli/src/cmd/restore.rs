@@ -4,7 +4,10 @@
 //! the content's exact bytes. Exit status: 0 `ok`; 1 `not_found` or `expired`;
 //! 2 `invalid` (and bad flags); 3 `too_large`; 4 `unavailable` or `error`. On any
 //! status but `ok`, one line on stderr says what happened and what to do.
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
+use snip_store::restore::pasted::{
+    continue_command, parse_pasted_call, parse_range, pasted_call_id,
+};
 use snip_store::{RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus};
 use std::io::Write;
 use std::process::ExitCode;
@@ -64,7 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         // protocol's `invalid` answer, as the MCP tool gives it; a bad flag is a usage
         // error (stderr only).
         Err(RequestError::Call(e)) => {
-            let id = call_id(&args.id);
+            let id = pasted_call_id(&args.id);
             let req = RestoreRequest {
                 id: id.clone(),
                 ..Default::default()
@@ -106,7 +109,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if let (RestoreStatus::Ok, Some(next)) = (resp.status, resp.next) {
             eprintln!(
                 "snip restore: more follows; continue with {}",
-                continue_command(&req, next)
+                continue_command(&req, next, snip_hosts::claude_code::shell_quote)
             );
         }
     } else {
@@ -115,9 +118,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     if resp.status != RestoreStatus::Ok {
-        eprintln!("snip restore: {}: {}", status_name(&resp), resp.note);
+        eprintln!("snip restore: {}: {}", resp.status.name(), resp.note);
     }
-    Ok(ExitCode::from(exit_code(resp.status)))
+    Ok(ExitCode::from(resp.status.exit_code()))
 }
 
 /// Whether stdout and stderr are the same file (`2>&1`, a terminal tool's one pipe).
@@ -135,21 +138,10 @@ enum RequestError {
     Flag(anyhow::Error),
 }
 
-/// The `id="…"` of a pasted call that could not be read, for the `invalid` answer
-/// to echo ("" when there is none).
-fn call_id(call: &str) -> String {
-    let unescaped = call.replace("\\\"", "\"");
-    unescaped
-        .split_once("id=\"")
-        .and_then(|(_, rest)| rest.split_once('"'))
-        .map(|(id, _)| id.to_string())
-        .unwrap_or_default()
-}
-
 /// The request the flags describe.
 fn request(args: &Args) -> std::result::Result<RestoreRequest, RequestError> {
     let req = if snip_core::marker::strip_call_name(args.id.trim_start()).is_some() {
-        parse_call(&args.id).map_err(RequestError::Call)?
+        parse_pasted_call(&args.id).map_err(|e| RequestError::Call(anyhow::Error::msg(e)))?
     } else {
         RestoreRequest {
             id: args.id.clone(),
@@ -162,10 +154,10 @@ fn request(args: &Args) -> std::result::Result<RestoreRequest, RequestError> {
 /// `req` with the flags' settings over it.
 fn with_flags(mut req: RestoreRequest, args: &Args) -> Result<RestoreRequest> {
     if let Some(r) = &args.bytes {
-        let (a, b) = range(r, "--bytes")?;
+        let (a, b) = parse_range(r, "--bytes").map_err(anyhow::Error::msg)?;
         (req.mode, req.start, req.end) = (RestoreMode::Bytes, a, b);
     } else if let Some(r) = &args.lines {
-        let (a, b) = range(r, "--lines")?;
+        let (a, b) = parse_range(r, "--lines").map_err(anyhow::Error::msg)?;
         (req.mode, req.start, req.end) = (RestoreMode::Lines, a, b);
     } else if let Some(q) = &args.search {
         (req.mode, req.query, req.start, req.end) =
@@ -194,132 +186,4 @@ fn with_flags(mut req: RestoreRequest, args: &Args) -> Result<RestoreRequest> {
         req.align = Some(snip_store::Align::Token);
     }
     Ok(req)
-}
-
-/// Parses a pasted restore call: as a marker quotes it, or JSON-escaped as it reads
-/// inside a JSON string (`snip_restore(id=\"sn_…\", mode=\"lines\", …)`, copied from
-/// a tool result or a transcript), which is unescaped once and parsed again. The
-/// escaped form never parses as it is (a value cannot start with `\`), so the two
-/// readings cannot disagree.
-fn parse_call(call: &str) -> Result<RestoreRequest> {
-    let plain = RestoreRequest::from_call(call);
-    if plain.is_err() && call.contains("\\\"") {
-        if let Ok(unescaped) = serde_json::from_str::<String>(&format!("\"{}\"", call.trim())) {
-            return RestoreRequest::from_call(&unescaped).map_err(anyhow::Error::msg);
-        }
-    }
-    plain.map_err(anyhow::Error::msg)
-}
-
-/// Parses `A:B`, `A:`, `:B` (or a single `A`, meaning from A on).
-fn range(s: &str, flag: &str) -> Result<(Option<u64>, Option<u64>)> {
-    let num = |t: &str| -> Result<Option<u64>> {
-        let t = t.trim();
-        if t.is_empty() {
-            return Ok(None);
-        }
-        t.parse::<u64>()
-            .map(Some)
-            .with_context(|| format!("{flag} takes A:B with whole numbers, e.g. {flag} 100:200"))
-    };
-    match s.split_once(':') {
-        Some((a, b)) => Ok((num(a)?, num(b)?)),
-        None if !s.trim().is_empty() => Ok((num(s)?, None)),
-        None => bail!("{flag} takes A:B with whole numbers, e.g. {flag} 100:200"),
-    }
-}
-
-/// The command that fetches the next page of `req` from `next`, with every other
-/// setting of the request (`--field`, `--max-bytes`, `--context`) kept. A search
-/// continues through a pasted call (there is no flag for its start line).
-fn continue_command(req: &RestoreRequest, next: u64) -> String {
-    use snip_hosts::claude_code::shell_quote;
-    let end = req.end.map(|e| e.to_string()).unwrap_or_default();
-    let mut cmd = match req.mode {
-        RestoreMode::Lines => format!("snip restore {} --lines {next}:{end}", req.id),
-        RestoreMode::Search => format!(
-            "snip restore {}",
-            shell_quote(&format!(
-                "snip_restore(id=\"{}\", mode=\"search\", query=\"{}\", start={next})",
-                req.id,
-                req.query
-                    .as_deref()
-                    .unwrap_or_default()
-                    .replace('\\', "\\\\")
-                    .replace('"', "\\\"")
-            ))
-        ),
-        _ => format!("snip restore {} --bytes {next}:{end}", req.id),
-    };
-    if let Some(f) = &req.field {
-        cmd.push_str(&format!(" --field {}", shell_quote(f)));
-    }
-    if let Some(n) = req.max_bytes {
-        cmd.push_str(&format!(" --max-bytes {n}"));
-    }
-    if let Some(n) = req.context {
-        cmd.push_str(&format!(" --context {n}"));
-    }
-    if req.align.is_some() {
-        cmd.push_str(" --align token");
-    }
-    cmd.push_str(" --raw");
-    cmd
-}
-
-fn status_name(r: &RestoreResponse) -> String {
-    serde_json::to_value(r.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-fn exit_code(s: RestoreStatus) -> u8 {
-    match s {
-        RestoreStatus::Ok => 0,
-        RestoreStatus::NotFound | RestoreStatus::Expired => 1,
-        RestoreStatus::Invalid => 2,
-        RestoreStatus::TooLarge => 3,
-        RestoreStatus::Unavailable | RestoreStatus::Error => 4,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges() {
-        assert_eq!(range("3:9", "--bytes").unwrap(), (Some(3), Some(9)));
-        assert_eq!(range(":9", "--bytes").unwrap(), (None, Some(9)));
-        assert_eq!(range("3:", "--bytes").unwrap(), (Some(3), None));
-        assert_eq!(range("3", "--bytes").unwrap(), (Some(3), None));
-        assert!(range("a:b", "--bytes").is_err());
-        assert!(range("", "--bytes").is_err());
-        assert!(range("-1:3", "--lines").is_err());
-    }
-
-    #[test]
-    fn pasted_calls_plain_and_json_escaped() {
-        let id = "sn_0123456789abcdef01234567";
-        let plain = format!(r#"snip_restore(id="{id}", mode="lines", start=3, end=9)"#);
-        let escaped = format!(r#"snip_restore(id=\"{id}\", mode=\"lines\", start=3, end=9)"#);
-        for call in [&plain, &escaped] {
-            let r = parse_call(call).unwrap();
-            assert_eq!(
-                (r.id.as_str(), r.mode, r.start, r.end),
-                (id, RestoreMode::Lines, Some(3), Some(9))
-            );
-        }
-        // A quote inside a query, escaped once more in the JSON form.
-        let r = parse_call(&format!(
-            r#"snip_restore(id=\"{id}\", mode=\"search\", query=\"say \\\"hi\\\"\")"#
-        ))
-        .unwrap();
-        assert_eq!(r.query.as_deref(), Some(r#"say "hi""#));
-        // Malformed once unescaped: the message is about the unescaped call.
-        let e = parse_call(r#"snip_restore(id=\"sn_x\", mode=\"chars\")"#).unwrap_err();
-        assert!(e.to_string().contains("not one of bytes"), "{e}");
-        assert!(parse_call(r#"snip_restore(id=\"sn_x)"#).is_err());
-    }
 }

@@ -9,6 +9,7 @@ mod field;
 mod indexed;
 mod lines;
 mod modes;
+pub mod pasted;
 mod request;
 mod response;
 
