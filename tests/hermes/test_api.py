@@ -356,7 +356,17 @@ def test_restore_schema_is_the_committed_one(store: Path) -> None:
 def test_compress_parts_shares_one_budget(store: Path) -> None:
     """A short part that fits keeps its text; the long one gets what it left; the
     receipts come back in the order given and carry the CLI receipt's keys."""
-    long = "".join(f"{i:05d} compiling module_{i} with flags -O2\n" for i in range(5000))
+    # Distinct lines (each names a module spelled from its number in letters), so
+    # shape-fold has no run to fold: the budget split is what this test checks.
+    def name(i: int) -> str:
+        s = ""
+        while True:
+            s += chr(97 + i % 26)
+            i //= 26
+            if i == 0:
+                return s
+
+    long = "".join(f"{i:05d} compiling module {name(i)} with flags -O2\n" for i in range(5000))
     short = "warning: unused variable\n" * 3
     r = snip._core().compress_parts([long, short], max_bytes=4096)
     assert [x["changed"] for x in r] == [True, False]

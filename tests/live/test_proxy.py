@@ -53,7 +53,7 @@ def check_restore(env: Env, text: str, log: Path) -> None:
     assert calls, text[:500]
     a = calls[0][1]
     call = f'snip_restore(id="{a["id"]}", mode="lines", start={a["start"]}, end={a["end"]})'
-    r = env.snip_run("restore", call, "--raw")
+    r = env.snip_run("restore", call, "--raw", "--max-bytes", "65536")
     assert r.returncode == 0, r.stderr
     got = r.stdout
     assert got.count("\n") == a["end"] - a["start"] + 1 or not got.endswith("\n")
