@@ -25,11 +25,20 @@ fi
 
 tmp=$(mktemp -d)
 cleanup() {
+    local pids=()
     for f in "$tmp"/*/pid; do
-        [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+        [ -f "$f" ] && pids+=("$(cat "$f")")
     done
-    sleep 0.2
-    rm -rf "$tmp"
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    # A server saves its data on SIGTERM: wait (up to ~10 s) until every one has
+    # exited, so the directory is not written to while it is removed.
+    for _ in $(seq 100); do
+        local alive=0
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ "$alive" = 0 ] && break
+        sleep 0.1
+    done
+    rm -rf "$tmp" 2>/dev/null || { sleep 1; rm -rf "$tmp" || true; }
 }
 trap cleanup EXIT
 
