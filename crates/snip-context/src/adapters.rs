@@ -155,21 +155,7 @@ fn scan_openai(list: &[Value]) -> Result<Vec<Slot>, Skip> {
             .get("tool_call_id")
             .and_then(Value::as_str)
             .ok_or_else(|| malformed(i, "tool message without a string tool_call_id"))?;
-        let (name, args) = calls
-            .get(id)
-            .map(|(n, a)| (*n, a.as_ref()))
-            .unwrap_or((None, None));
-        let (text, list, cache_control) = content_text(obj.get("content"), "text");
-        slots.push(Slot {
-            msg: i,
-            block: None,
-            text,
-            list,
-            cache_control,
-            tool: tool_label(name, args),
-            is_error: None,
-            call: crate::digest::Call::new(name, args),
-        });
+        slots.push(call_result_slot(i, &calls, id, obj.get("content"), "text"));
     }
     Ok(slots)
 }
@@ -267,21 +253,13 @@ fn scan_responses(list: &[Value]) -> Result<Vec<Slot>, Skip> {
                     .get("call_id")
                     .and_then(Value::as_str)
                     .ok_or_else(|| malformed(i, "function_call_output without a string call_id"))?;
-                let (name, args) = calls
-                    .get(id)
-                    .map(|(n, a)| (*n, a.as_ref()))
-                    .unwrap_or((None, None));
-                let (text, list, cache_control) = content_text(obj.get("output"), "input_text");
-                slots.push(Slot {
-                    msg: i,
-                    block: None,
-                    text,
-                    list,
-                    cache_control,
-                    tool: tool_label(name, args),
-                    is_error: None,
-                    call: crate::digest::Call::new(name, args),
-                });
+                slots.push(call_result_slot(
+                    i,
+                    &calls,
+                    id,
+                    obj.get("output"),
+                    "input_text",
+                ));
             }
             _ => {}
         }
@@ -293,6 +271,33 @@ fn scan_responses(list: &[Value]) -> Result<Vec<Slot>, Skip> {
 /// joined with `\n` (then also the last block's `cache_control`). `None` for anything
 /// else, and for a list with more than one `cache_control` (folding it into one block
 /// would drop a breakpoint the host set).
+/// The slot of message `i`, the result of the call `id` whose name and arguments
+/// `calls` recorded (Chat Completions `tool` messages, Responses
+/// `function_call_output` items: neither carries an error flag).
+fn call_result_slot(
+    i: usize,
+    calls: &HashMap<&str, (Option<&str>, Option<Value>)>,
+    id: &str,
+    content: Option<&Value>,
+    text_type: &str,
+) -> Slot {
+    let (name, args) = calls
+        .get(id)
+        .map(|(n, a)| (*n, a.as_ref()))
+        .unwrap_or((None, None));
+    let (text, list, cache_control) = content_text(content, text_type);
+    Slot {
+        msg: i,
+        block: None,
+        text,
+        list,
+        cache_control,
+        tool: tool_label(name, args),
+        is_error: None,
+        call: crate::digest::Call::new(name, args),
+    }
+}
+
 fn content_text(content: Option<&Value>, text_type: &str) -> (Option<String>, bool, Option<Value>) {
     match content {
         Some(Value::String(s)) => (Some(s.clone()), false, None),
