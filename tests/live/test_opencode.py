@@ -105,7 +105,12 @@ def run_session(env: Env, opencode: str, *, install: bool) -> tuple[ScriptedMode
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"cat {log}", "description": "read the log"}}]},
         restore_from_marker,
         bash_restore,
-        {"tool_calls": [{"name": "bash", "arguments": {"command": f"cat {big}", "description": "read the big log"}}]},
+        # `; sleep 1`: OpenCode 1.18.33 stops reading a command's output when the
+        # process exits, so the end of a 300 KB `cat` can be lost before OpenCode (or
+        # snip) sees it (seen once in CI: what the plugin got from OpenCode's saved
+        # file ended mid-line at byte 131,072); the shell staying a second lets
+        # OpenCode read it all.
+        {"tool_calls": [{"name": "bash", "arguments": {"command": f"cat {big}; sleep 1", "description": "read the big log"}}]},
         restore_from_marker,
         {"text": "finished"},
     ]

@@ -116,10 +116,13 @@ fn footerless_rendering(original: &[u8], output: &[u8]) -> bool {
     ) else {
         return false;
     };
-    let body = r.strip_suffix(b"\n").unwrap_or(&r);
-    let body = match body.iter().rposition(|&b| b == b'\n') {
-        Some(i) if body[i + 1..].starts_with(b"[snip: ") => &r[..=i],
-        _ => &r[..],
+    // The footer is the last line; it is the only line when every frame was erased.
+    let last = r.strip_suffix(b"\n").unwrap_or(&r);
+    let last_start = last.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let body = if last[last_start..].starts_with(b"[snip: ") {
+        &r[..last_start]
+    } else {
+        &r[..]
     };
     // The footer goes on a line of its own, after the text's dominant line ending
     // (`\r\n` in a CRLF text): without it, an original with no final newline renders

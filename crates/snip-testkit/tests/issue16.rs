@@ -333,3 +333,21 @@ fn item12_head_piece_and_island_of_one_line_stay_one_line() {
         }
     }
 }
+
+/// A short run whose last frame erases the line (a spinner cleared with `ESC[0K`,
+/// `ESC[2K`): the terminal shows nothing, the output is empty, and the checker
+/// accepts it (it took the footer, then the only line, for text).
+#[test]
+fn issue16_erased_short_frame_run_renders_empty_and_accounted_for() {
+    for input in [
+        &b"\xe2\xa0\x99\x1b[1G\x1b[0K"[..],
+        b"abc\x1b[2K",
+        b"\xe2\xa0\x99\x1b[1G\x1b[0K\xe2\xa0\xb9\x1b[1G\x1b[0K",
+    ] {
+        let out = check(input, 24576)
+            .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(input)));
+        assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+    }
+    let out = check(b"ab\x1b[1G\x1b[0Kc", 24576).unwrap();
+    assert_eq!(out, b"c");
+}
