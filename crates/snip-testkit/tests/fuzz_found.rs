@@ -142,3 +142,65 @@ fn a_footerless_rendering_of_crlf_text_without_a_final_newline_is_accounted_for(
         "{text}"
     );
 }
+
+/// Found by the `compress` target (a `git diff --color=always` of 59 KB at a 1.5 KiB
+/// budget): a diff over its diff budget is shortened by whole hunks and can then start
+/// with diff-protect's own marker (its first file headers elided); a second pass did
+/// not see a diff there, stripped its colours and elided its lines. A shortened diff
+/// is still a diff.
+#[test]
+fn a_diff_shortened_by_hunks_is_left_alone_on_a_second_pass() {
+    let mut leading_marker = 0;
+    for colour in [false, true] {
+        let (b, r, g, c, e) = if colour {
+            ("\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[m")
+        } else {
+            ("", "", "", "", "")
+        };
+        let small = |name: &str| {
+            format!(
+                "{b}diff --git a/{name} b/{name}{e}\n{b}index c971021..8606eb1 100644{e}\n\
+                 {b}--- a/{name}{e}\n{b}+++ b/{name}{e}\n{c}@@ -82,3 +82,4 @@{e}\n \n lto = \"thin\"\n{g}+ok{e}\n"
+            )
+        };
+        // `n` lines under a hunk header that counts `counted` of them (a cut or
+        // concatenated capture: the lines past the count are not the hunk's).
+        let big_counted = |name: &str, n: usize, counted: usize| {
+            let mut s = format!(
+                "{b}diff --git a/{name} b/{name}{e}\n{b}deleted file mode 100644{e}\n\
+                 {b}--- a/{name}{e}\n{b}+++ /dev/null{e}\n{c}@@ -1,{counted} +0,0 @@{e}\n"
+            );
+            for i in 0..n {
+                s.push_str(&format!(
+                    "{r}-line {i} of a page about {} that was removed{e}\n",
+                    ["speed", "budgets", "markers", "frames"][i % 4]
+                ));
+            }
+            s
+        };
+        let big = |name: &str, n: usize| big_counted(name, n, n);
+        for input in [
+            small("Cargo.toml") + &big_counted("docs/old.md", 500, 405),
+            small("Cargo.toml") + &big("docs/old.md", 600),
+            big("docs/old.md", 600) + &small("Cargo.toml"),
+            small("Cargo.toml") + &big("docs/a.md", 400) + &big("docs/b.md", 90),
+            big("docs/a.md", 400) + &big("docs/b.md", 90) + &small("Cargo.toml"),
+        ] {
+            let store = snip_testkit::TempStore::new();
+            let cfg = Config::with_budget(1536);
+            let once = snip_store::compress_recorded(input.as_bytes(), &cfg, &store.handle, "test");
+            assert!(once.changed, "{colour}");
+            if once.output.starts_with(b"[snip: ") {
+                leading_marker += 1;
+            }
+            let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
+            assert!(
+                twice.output == once.output,
+                "colour {colour}: not idempotent\n--- once\n{}\n--- twice\n{}",
+                String::from_utf8_lossy(&once.output),
+                String::from_utf8_lossy(&twice.output)
+            );
+        }
+    }
+    assert!(leading_marker > 0, "no output started with a marker");
+}

@@ -18,7 +18,7 @@
 
 pub(crate) mod hunks;
 
-use crate::rule::{GateRun, Gated};
+use crate::rule::{GateRun, Gated, RuleId};
 
 /// How far into the input to look for a diff's head (bytes).
 const HEAD: usize = 16 * 1024;
@@ -29,6 +29,9 @@ const HEAD: usize = 16 * 1024;
 /// escapes when it has some (a diff in colour, or a diff of files holding escapes).
 pub(crate) fn is_diff(input: &[u8]) -> bool {
     let head = &input[..input.len().min(HEAD)];
+    if shortened_diff(head) {
+        return true;
+    }
     if memchr::memchr(0x1b, head).is_some() {
         // Escapes sit before a line's markers or inside its text, never inside a
         // marker: without one of them anywhere, no stripped line can start with one
@@ -43,6 +46,21 @@ pub(crate) fn is_diff(input: &[u8]) -> bool {
         return context_or_normal(&crate::escape::strip(first));
     }
     has_diff_header(head)
+}
+
+/// Whether `head` holds this rule's own marker line (`[snip: … · diff-protect · …]`):
+/// a diff shortened by whole hunks may start with one (its first headers elided), and
+/// is still a diff, so a second pass returns it as it is.
+fn shortened_diff(head: &[u8]) -> bool {
+    let id = RuleId::DiffProtect.as_str();
+    memchr::memmem::find_iter(head, id.as_bytes()).any(|at| {
+        let start = memchr::memrchr(b'\n', &head[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &head[at..]).map_or(head.len(), |i| at + i);
+        std::str::from_utf8(&head[start..end])
+            .ok()
+            .and_then(crate::marker::parse)
+            .is_some_and(|m| m.rule == id)
+    })
 }
 
 /// The first `n` lines of `b` (with their `\n`s), or all of it.
