@@ -434,14 +434,20 @@ fn tile(original: &[u8], output: &[u8], lines: &LineIndex, errors: &mut Vec<Stri
                 .and_then(marker::parse)
                 .and_then(|m| marker_range(&m, lines));
             let body = l.strip_suffix(b"\n").unwrap_or(l);
+            // A cut line is ended with the text's dominant line ending (`\r\n` in a
+            // CRLF text), whatever its own is.
+            let cut_body = [Some(body), l.strip_suffix(b"\r\n")]
+                .into_iter()
+                .flatten()
+                .find(|b| {
+                    rest.starts_with(b)
+                        && next_is_marker.map(|r| r.0) == Some((cursor + b.len()) as u64)
+                });
             if rest.starts_with(l) {
                 cursor += l.len();
-            } else if l.ends_with(b"\n")
-                && rest.starts_with(body)
-                && next_is_marker.map(|r| r.0) == Some((cursor + body.len()) as u64)
-            {
+            } else if let Some(cut) = cut_body.filter(|_| l.ends_with(b"\n")) {
                 // A line cut by head-tail-elide: the output ends it, the marker resumes.
-                cursor += body.len();
+                cursor += cut.len();
             } else if k + 1 == out_lines.len() && rest.starts_with(body) {
                 // Output's last line: the original may end without the output's newline.
                 cursor += body.len();

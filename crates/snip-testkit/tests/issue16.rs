@@ -351,3 +351,36 @@ fn issue16_erased_short_frame_run_renders_empty_and_accounted_for() {
     let out = check(b"ab\x1b[1G\x1b[0Kc", 24576).unwrap();
     assert_eq!(out, b"c");
 }
+
+/// Found by the `hook` target: a long line ending in `\n` inside a text whose lines
+/// mostly end in `\r\n` is cut by head-tail-elide and ended with the dominant `\r\n`;
+/// the checker took only `\n` as the end of a cut line.
+#[test]
+fn issue16_a_cut_lf_line_in_a_crlf_text_is_accounted_for() {
+    let mut input = String::new();
+    for i in 0..6 {
+        input.push_str(&format!(
+            "function f{i}(n,t){{var r=[];return n&&t(n,{i})}}"
+        ));
+    }
+    let long = input.repeat(8);
+    let mut input = format!("{long}\n");
+    for i in 0..40 {
+        input.push_str(&format!(
+            "\u{2502} rich/module_{}.py {:>20} \u{2502} {:>6} \u{2502}\r\n",
+            ["alpha", "beta", "gamma", "delta", "eps"][i % 5],
+            i * 7,
+            1000 + i * 37
+        ));
+    }
+    input.push_str("Error: in prepare, no such column: pth\r\n");
+    let mut cut = 0;
+    for budget in (768..=2048).step_by(64) {
+        let out =
+            check(input.as_bytes(), budget).unwrap_or_else(|e| panic!("budget {budget}: {e}"));
+        if out.starts_with(&long.as_bytes()[..64]) && !out.starts_with(long.as_bytes()) {
+            cut += 1;
+        }
+    }
+    assert!(cut > 0, "the long line was never cut");
+}
