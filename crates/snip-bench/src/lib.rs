@@ -53,12 +53,15 @@ pub enum Kind {
 }
 
 /// Builds the whole report with a fresh store in a temporary directory (removed
-/// afterwards): what `snip bench` prints.
+/// afterwards), keyed with [`Options::store_key`] when set: what `snip bench` prints.
 ///
 /// # Errors
 /// A message when the temporary store cannot be opened, or the embedded capture list
 /// is inconsistent.
 pub fn run(opts: &Options) -> Result<Report, String> {
-    let mut store = store::TempStore::new()?;
+    let mut store = match opts.store_key {
+        Some(key) => store::TempStore::with_key(key)?,
+        None => store::TempStore::new()?,
+    };
     report::build(opts, &mut store)
 }

@@ -31,9 +31,15 @@ pub struct Args {
     /// Print the report as Markdown tables.
     #[arg(long)]
     pub markdown: bool,
-    /// Timed in-process calls per input; the median is reported.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Timed in-process calls per input; the median is reported (0: none is timed and
+    /// every median_us is 0).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub iterations: u32,
+    /// The key (64 hex characters) of the bench's temporary store instead of a random
+    /// one: the ids in restore calls, and so the token counts, are then the same on
+    /// every run. With --iterations 0 two runs print the same bytes.
+    #[arg(long, value_name = "HEX", value_parser = snip_bench::store::parse_key)]
+    pub store_key: Option<[u8; snip_bench::store::KEY_LEN]>,
 }
 
 /// The other benchmarks `snip bench` can run.
@@ -55,6 +61,7 @@ fn run(args: Args) -> Result<ExitCode> {
     let opts = snip_bench::Options {
         config: crate::cli::core_config()?,
         iterations: args.iterations as usize,
+        store_key: args.store_key,
     };
     let report = snip_bench::run(&opts).map_err(|e| anyhow!(e))?;
     let text = if args.json {

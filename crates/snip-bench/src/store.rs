@@ -6,6 +6,10 @@ use crate::clue::CallArgs;
 use crate::report::{BenchStore, Restored};
 use snip_core::{Retain, Retention};
 use snip_store::{RestoreMode, RestoreRequest, Store, StoreOptions};
+use std::io::Write as _;
+
+/// Size of a store key in bytes (see [`TempStore::with_key`]).
+pub const KEY_LEN: usize = snip_store::id::KEY_LEN;
 
 /// A store of originals in a temporary directory, removed when dropped.
 #[derive(Debug)]
@@ -30,10 +34,56 @@ impl TempStore {
         Ok(TempStore { store, _dir: dir })
     }
 
+    /// [`TempStore::new`] with `key` as the store's key instead of random bytes, so the
+    /// same original gets the same id on every run (ids are keyed hashes of the
+    /// original; see `snip_store::id`).
+    ///
+    /// # Errors
+    /// As [`TempStore::new`], or a message when the key file cannot be written.
+    pub fn with_key(key: [u8; KEY_LEN]) -> Result<Self, String> {
+        let fresh = TempStore::new()?;
+        // The store keeps its key in `<store>/key` (made private on open): write ours
+        // over it, then open the store again so that it reads it.
+        let path = fresh.store.dir().join("key");
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&path)?;
+            f.write_all(&key)?;
+            f.sync_all()
+        };
+        write().map_err(|e| format!("cannot write the bench store's key: {e}"))?;
+        let opts = StoreOptions::in_dir(fresh.store.dir().to_path_buf());
+        let store = Store::open(&opts).map_err(|e| format!("cannot open the bench store: {e}"))?;
+        Ok(TempStore {
+            store,
+            _dir: fresh._dir,
+        })
+    }
+
     /// The underlying store.
     pub fn store(&self) -> &Store {
         &self.store
     }
+}
+
+/// Reads a store key written as 64 hexadecimal characters (either case).
+///
+/// # Errors
+/// A message when `hex` is not exactly 64 hexadecimal characters.
+pub fn parse_key(hex: &str) -> Result<[u8; KEY_LEN], String> {
+    let bad = || format!("a store key is {} hexadecimal characters", 2 * KEY_LEN);
+    let digits = hex.as_bytes();
+    if digits.len() != 2 * KEY_LEN || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return Err(bad());
+    }
+    let mut key = [0u8; KEY_LEN];
+    for (k, pair) in key.iter_mut().zip(digits.chunks(2)) {
+        let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
+        *k = u8::from_str_radix(pair, 16).map_err(|_| bad())?;
+    }
+    Ok(key)
 }
 
 /// The store request a parsed call stands for (the response cap is the store's default).

@@ -108,6 +108,7 @@ fn every_new_capture_passes_or_fails_only_as_recorded() {
     let opts = Options {
         iterations: 2,
         config: Config::default(),
+        ..Options::default()
     };
     let rows = captures::of(Set::New).unwrap();
     let inputs = set_inputs(Set::New).unwrap();

@@ -54,3 +54,13 @@ fn help_names_snip_bench() {
         "{help}"
     );
 }
+
+/// A `--store-key` that is not 64 hex characters is refused before anything runs.
+#[test]
+fn a_bad_store_key_is_refused() {
+    let out = snip_bench(&["--json", "--store-key", "abc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("64 hexadecimal characters"), "{err}");
+}

@@ -299,3 +299,67 @@ fn recovery_prefers_the_marker_call_then_search_and_can_fail() {
     };
     assert!(store.restore(&bad).is_err());
 }
+
+/// `snip bench --store-key HEX --iterations 0`: two runs give the same JSON (the ids
+/// in restore calls come from the fixed key, no call is timed), and the key is the one
+/// used (another key quotes other ids).
+#[test]
+fn a_fixed_store_key_makes_the_json_reproducible() {
+    let opts = Options {
+        iterations: 0,
+        ..Options::default()
+    };
+    let inputs = report::shape_inputs();
+    let key = [7u8; snip_bench::store::KEY_LEN];
+    let run = |key| {
+        let mut store = TempStore::with_key(key).unwrap();
+        let section = report::section(&inputs, &opts, &mut store, |_| Vec::new());
+        let ids: Vec<String> = inputs
+            .iter()
+            .map(|i| store.store().id_for(&i.bytes).unwrap())
+            .collect();
+        (section, ids)
+    };
+    let (first, ids) = run(key);
+    let (second, same_ids) = run(key);
+    let json = serde_json::to_string_pretty(&first).unwrap();
+    assert_eq!(json, serde_json::to_string_pretty(&second).unwrap());
+    assert_eq!(ids, same_ids);
+    // The quoted calls name the ids this key gives.
+    let calls: Vec<&String> = first
+        .rows
+        .iter()
+        .filter_map(|r| r.restore_call.as_ref())
+        .collect();
+    assert!(calls.len() >= 4, "{calls:?}");
+    for call in &calls {
+        let id = clue::parse_call(call).unwrap().id;
+        assert!(ids.contains(&id), "{call} quotes an id of another key");
+    }
+    assert!(first
+        .rows
+        .iter()
+        .all(|r| r.median_us == 0.0 && r.deterministic));
+    // Another key: other ids, so another report.
+    let (other, other_ids) = run([8u8; snip_bench::store::KEY_LEN]);
+    assert!(ids.iter().all(|id| !other_ids.contains(id)));
+    assert_ne!(json, serde_json::to_string_pretty(&other).unwrap());
+}
+
+#[test]
+fn a_store_key_is_64_hex_characters() {
+    use snip_bench::store::parse_key;
+    let key = parse_key(&"0aF9".repeat(16)).unwrap();
+    assert_eq!(key[..2], [0x0a, 0xf9]);
+    for bad in [
+        "",
+        "00",
+        &"0".repeat(63),
+        &"0".repeat(65),
+        &"+f".repeat(32),
+        &"g0".repeat(32),
+        &"é".repeat(32),
+    ] {
+        assert!(parse_key(bad).is_err(), "{bad:?}");
+    }
+}
