@@ -6,7 +6,9 @@
 //! - [`claude_install`], [`opencode`], [`config_file`]: the installers' plans and their
 //!   format-preserving, recorded, undoable configuration edits;
 //! - [`engine`]: the calls every adapter makes (compress with the store, restore,
-//!   stats), configured from `SNIP_*` environment variables.
+//!   stats), configured from `SNIP_*` environment variables;
+//! - [`process`]: running a command as an agent's terminal does (`snip run`, Claude
+//!   Code's wrapped Bash calls) or in the foreground (`snip wrap`), signals passed on.
 //!
 //! It does not own compression (snip-core), the store (snip-store), or flags and
 //! printing (snip-cli). Every rewrite goes through [`engine::compress`], which never
@@ -32,6 +34,7 @@ pub mod engine;
 mod error;
 pub mod mcp_server;
 pub mod opencode;
+pub mod process;
 
 pub use error::{Error, Result};
 

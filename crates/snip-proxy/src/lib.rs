@@ -14,18 +14,34 @@
 //!
 //! Refused: `CONNECT` (405) and absolute-form request targets (400): the proxy only
 //! ever talks to its configured upstreams.
+//!
+//! [`launch`] starts one from a program (what `snip proxy` and `snip wrap` do).
+//!
+//! ```
+//! use snip_proxy::ProxyConfig;
+//!
+//! // `--upstream` specs: one URL for both providers, or one per provider.
+//! let mut config = ProxyConfig::default();
+//! config.set_upstream("http://127.0.0.1:8080").unwrap();
+//! config.set_upstream("openai=http://127.0.0.1:9090/base").unwrap();
+//! assert_eq!(config.anthropic.to_string(), "http://127.0.0.1:8080");
+//! assert_eq!(config.openai.to_string(), "http://127.0.0.1:9090/base");
+//! assert!(config.set_upstream("gemini=http://127.0.0.1:1").is_err());
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod body;
 pub mod clients;
 mod context_pass;
+pub mod launch;
 mod memo;
 pub mod rewrite;
 mod server;
 mod splice;
 pub mod upstream;
 
+pub use launch::Client;
 pub use memo::MEMO_MAX_BYTES;
 pub use rewrite::{Api, Rewriter, Rewritten};
 pub use server::Proxy;
@@ -67,6 +83,9 @@ pub enum Error {
     /// A non-loopback listen address without [`ProxyConfig::allow_remote`].
     #[error("refusing to listen on {0}: not a loopback address (allow it explicitly)")]
     NotLoopback(SocketAddr),
+    /// The async runtime the proxy serves on could not be started.
+    #[error("start the async runtime: {0}")]
+    Runtime(std::io::Error),
 }
 
 /// Largest request body (bytes) read into memory to be rewritten: 32 MiB, the

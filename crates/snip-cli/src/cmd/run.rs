@@ -13,11 +13,8 @@
 //! the signal and exited.
 
 use anyhow::Result;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
-use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use snip_hosts::process::{run_merged, StartError};
+use std::process::ExitCode;
 
 /// Arguments of `snip run`.
 #[derive(clap::Args, Debug, Default)]
@@ -59,47 +56,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("snip run needs a command: snip run -- CMD ARGS…"))?;
-    // Caught from before the spawn, so no signal can end snip before the command's
-    // output is printed. If they cannot be caught, the command still runs.
-    let signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).ok();
-    let (reader, writer) = std::io::pipe()?;
-    let mut cmd = Command::new(program);
-    cmd.args(rest)
-        .stdin(Stdio::inherit())
-        .stdout(writer.try_clone()?)
-        .stderr(writer);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            drop(cmd);
-            let (code, hint) = if e.kind() == std::io::ErrorKind::NotFound {
-                (127, "check the name and PATH")
-            } else {
-                (
-                    126,
-                    "it was found but cannot be executed: check its permissions and format",
-                )
-            };
-            eprintln!("snip: cannot run {program:?}: {e} ({hint})");
-            return Ok(ExitCode::from(code));
-        }
-    };
-    // Close our copies of the write end, so reading ends when the command exits.
-    drop(cmd);
-    let relay = signals.map(|s| Relay::start(s, &child));
-    let mut out = std::io::stdout().lock();
     let source = format!("run:{}", program.rsplit('/').next().unwrap_or(program));
-    let res = super::filter::compress_reader(
-        reader,
-        None,
-        &mut out,
-        &config,
-        &source,
-        super::filter::Format::Text,
-    );
-    let (status, received) = match relay {
-        Some(r) => r.wait(&mut child)?,
-        None => (child.wait()?, None),
+    let ran = run_merged(program, rest, |reader| {
+        let mut out = std::io::stdout().lock();
+        super::filter::compress_reader(
+            reader,
+            None,
+            &mut out,
+            &config,
+            &source,
+            super::filter::Format::Text,
+        )
+    });
+    let (res, status) = match ran {
+        Ok(r) => r,
+        Err(e) => match e.downcast::<StartError>() {
+            Ok(e) => {
+                eprintln!("snip: {e}");
+                return Ok(ExitCode::from(e.status));
+            }
+            Err(e) => return Err(anyhow::anyhow!(e)),
+        },
     };
     if let Err(e) = res {
         if !crate::common::is_broken_pipe(&e) {
@@ -107,94 +84,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     // The command's own status even when a signal was passed on: one the command
-    // handled or ignored, exiting 0 afterwards, must not be reported as a failure (a
-    // command the signal ended exits 128+N by `exit_code`).
-    let _ = received;
-    Ok(ExitCode::from(exit_code(&status)))
-}
-
-/// Passes SIGINT, SIGTERM and SIGHUP received by snip on to the command (its pid;
-/// snip starts no process group) until the command has been reaped, and remembers
-/// the first one.
-struct Relay {
-    handle: signal_hook::iterator::Handle,
-    thread: std::thread::JoinHandle<()>,
-    first: Arc<AtomicI32>,
-    /// Set once the command is reaped: its pid may then belong to another process.
-    reaped: Arc<Mutex<bool>>,
-    pid: rustix::process::Pid,
-}
-
-impl Relay {
-    fn start(mut signals: Signals, child: &Child) -> Relay {
-        let pid = rustix::process::Pid::from_child(child);
-        let first = Arc::new(AtomicI32::new(0));
-        let reaped = Arc::new(Mutex::new(false));
-        let handle = signals.handle();
-        let thread = {
-            let (first, reaped) = (Arc::clone(&first), Arc::clone(&reaped));
-            std::thread::spawn(move || {
-                for sig in signals.forever() {
-                    let _ = first.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-                    let reaped = reaped.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let (false, Some(s)) = (*reaped, to_signal(sig)) {
-                        // It may have exited already; nothing to do then.
-                        let _ = rustix::process::kill_process(pid, s);
-                    }
-                }
-            })
-        };
-        Relay {
-            handle,
-            thread,
-            first,
-            reaped,
-            pid,
-        }
-    }
-
-    /// Waits for the command to exit, reaps it and stops relaying. Returns its status
-    /// and the first signal snip received, if any.
-    fn wait(self, child: &mut Child) -> Result<(std::process::ExitStatus, Option<i32>)> {
-        use rustix::process::{waitid, WaitId, WaitIdOptions};
-        // Wait for the exit without reaping, so the pid cannot be reused while a
-        // signal is still being passed on.
-        while let Err(rustix::io::Errno::INTR) = waitid(
-            WaitId::Pid(self.pid),
-            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-        ) {}
-        let status = {
-            let mut reaped = self.reaped.lock().unwrap_or_else(PoisonError::into_inner);
-            let status = child.wait();
-            *reaped = true;
-            status?
-        };
-        self.handle.close();
-        let _ = self.thread.join();
-        let first = self.first.load(Ordering::SeqCst);
-        Ok((status, (first != 0).then_some(first)))
-    }
-}
-
-/// The signals snip passes on.
-fn to_signal(sig: i32) -> Option<rustix::process::Signal> {
-    use rustix::process::Signal;
-    [Signal::INT, Signal::TERM, Signal::HUP]
-        .into_iter()
-        .find(|s| s.as_raw() == sig)
-}
-
-/// The status to exit with: the command's code, or 128+N for signal N.
-fn exit_code(status: &std::process::ExitStatus) -> u8 {
-    if let Some(c) = status.code() {
-        return (c & 0xff) as u8;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = status.signal() {
-            return (128 + sig).min(255) as u8;
-        }
-    }
-    1
+    // handled or ignored, exiting 0 afterwards, must not be reported as a failure.
+    Ok(ExitCode::from(status))
 }

@@ -1,0 +1,212 @@
+//! Running a command for a host: as an agent's terminal runs it (stdout and stderr
+//! merged into one pipe, signals to snip passed on to it: [`run_merged`]), or in the
+//! foreground of the terminal ([`run_in_foreground`]), and its exit status as a shell
+//! reports it ([`exit_code`]).
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::io::PipeReader;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A command that could not be started, with the status a shell exits with then.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run {program:?}: {source} ({hint})")]
+pub struct StartError {
+    /// The program as given.
+    pub program: String,
+    /// 127 when it is not found, 126 when it is found but cannot be executed (not
+    /// executable, a directory, not a program).
+    pub status: u8,
+    /// What to check.
+    pub hint: &'static str,
+    /// The OS error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Runs `program` with `args`, its stdin inherited and its stdout and stderr merged
+/// into one pipe, which `read` consumes (to its end: it ends when the command exits).
+/// SIGINT, SIGTERM and SIGHUP sent to this process meanwhile are passed on to the
+/// command (its pid; no process group is made), which decides what they mean.
+/// Returns what `read` returned and the command's status as [`exit_code`] gives it:
+/// its own code, also when it handled or ignored a signal passed on, 128+N when the
+/// signal N ended it.
+///
+/// # Errors
+/// [`StartError`] when the command cannot be started; an I/O error (boxed) when the
+/// pipe cannot be made or waiting for the command fails.
+pub fn run_merged<R>(
+    program: &str,
+    args: &[String],
+    read: impl FnOnce(PipeReader) -> R,
+) -> Result<(R, u8), Box<dyn std::error::Error + Send + Sync>> {
+    // Caught from before the spawn, so no signal can end this process before the
+    // command's output is read. If they cannot be caught, the command still runs.
+    let signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).ok();
+    let (reader, writer) = std::io::pipe()?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::inherit())
+        .stdout(writer.try_clone()?)
+        .stderr(writer);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(source) => {
+            let (status, hint) = if source.kind() == std::io::ErrorKind::NotFound {
+                (127, "check the name and PATH")
+            } else {
+                (
+                    126,
+                    "it was found but cannot be executed: check its permissions and format",
+                )
+            };
+            return Err(Box::new(StartError {
+                program: program.to_string(),
+                status,
+                hint,
+                source,
+            }));
+        }
+    };
+    // Close our copies of the write end, so reading ends when the command exits.
+    drop(cmd);
+    let relay = signals.map(|s| Relay::start(s, &child));
+    let got = read(reader);
+    let status = match relay {
+        Some(r) => r.wait(&mut child)?,
+        None => child.wait()?,
+    };
+    Ok((got, exit_code(&status)))
+}
+
+/// Runs `cmd` in the foreground until it exits and returns its status as
+/// [`exit_code`] gives it. SIGINT and SIGQUIT (Ctrl-C, Ctrl-\\) reach the command
+/// through the terminal's process group and do not end this process, which keeps
+/// serving the command (e.g. as its proxy) until it exits.
+///
+/// # Errors
+/// The command could not be started or waited for.
+pub fn run_in_foreground(cmd: &mut Command) -> std::io::Result<u8> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGQUIT] {
+        let _ = signal_hook::flag::register(sig, flag.clone());
+    }
+    Ok(exit_code(&cmd.status()?))
+}
+
+/// The status to exit with after a command: its code, or 128+N for signal N (as a
+/// shell reports it); 1 when there is neither.
+pub fn exit_code(status: &ExitStatus) -> u8 {
+    if let Some(c) = status.code() {
+        return (c & 0xff) as u8;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return (128 + sig).min(255) as u8;
+        }
+    }
+    1
+}
+
+/// Passes SIGINT, SIGTERM and SIGHUP received by this process on to the command (its
+/// pid) until the command has been reaped.
+struct Relay {
+    handle: signal_hook::iterator::Handle,
+    thread: std::thread::JoinHandle<()>,
+    /// Set once the command is reaped: its pid may then belong to another process.
+    reaped: Arc<Mutex<bool>>,
+    pid: rustix::process::Pid,
+}
+
+impl Relay {
+    fn start(mut signals: Signals, child: &Child) -> Relay {
+        let pid = rustix::process::Pid::from_child(child);
+        let reaped = Arc::new(Mutex::new(false));
+        let handle = signals.handle();
+        let thread = {
+            let reaped = Arc::clone(&reaped);
+            std::thread::spawn(move || {
+                for sig in signals.forever() {
+                    let reaped = reaped.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let (false, Some(s)) = (*reaped, to_signal(sig)) {
+                        // It may have exited already; nothing to do then.
+                        let _ = rustix::process::kill_process(pid, s);
+                    }
+                }
+            })
+        };
+        Relay {
+            handle,
+            thread,
+            reaped,
+            pid,
+        }
+    }
+
+    /// Waits for the command to exit, reaps it and stops relaying.
+    fn wait(self, child: &mut Child) -> std::io::Result<ExitStatus> {
+        use rustix::process::{waitid, WaitId, WaitIdOptions};
+        // Wait for the exit without reaping, so the pid cannot be reused while a
+        // signal is still being passed on.
+        while let Err(rustix::io::Errno::INTR) = waitid(
+            WaitId::Pid(self.pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {}
+        let status = {
+            let mut reaped = self.reaped.lock().unwrap_or_else(PoisonError::into_inner);
+            let status = child.wait();
+            *reaped = true;
+            status?
+        };
+        self.handle.close();
+        let _ = self.thread.join();
+        Ok(status)
+    }
+}
+
+/// The signals passed on.
+fn to_signal(sig: i32) -> Option<rustix::process::Signal> {
+    use rustix::process::Signal;
+    [Signal::INT, Signal::TERM, Signal::HUP]
+        .into_iter()
+        .find(|s| s.as_raw() == sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read as _;
+
+    fn sh(script: &str) -> (String, u8) {
+        let (out, status) = run_merged("sh", &["-c".into(), script.into()], |mut r| {
+            let mut s = String::new();
+            r.read_to_string(&mut s).unwrap();
+            s
+        })
+        .unwrap();
+        (out, status)
+    }
+
+    #[test]
+    fn stdout_and_stderr_share_one_pipe_and_the_status_is_the_commands() {
+        assert_eq!(
+            sh("echo a; echo b >&2; echo c; exit 3"),
+            ("a\nb\nc\n".into(), 3)
+        );
+        // Ended by a signal: 128+N.
+        assert_eq!(sh("kill -TERM $$").1, 128 + 15);
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_gets_a_shells_status() {
+        let e = run_merged("/nonexistent/snip-test", &[], |_| ()).unwrap_err();
+        let e = e.downcast::<StartError>().unwrap();
+        assert_eq!(e.status, 127);
+        let e = run_merged("/", &[], |_| ()).unwrap_err();
+        assert_eq!(e.downcast::<StartError>().unwrap().status, 126);
+    }
+}
