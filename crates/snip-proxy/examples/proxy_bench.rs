@@ -9,6 +9,12 @@
 //!
 //! The proxy runs as a child process (this program, started again with `--serve`),
 //! with its store in a temporary directory; the upstream and the client run here.
+//!
+//! `proxy_bench --rewrite N` times only the proxy's work on a request body, in this
+//! process (no HTTP): `Rewriter::rewrite` on the 1 MB session body, N times after 5
+//! warm-up calls, then on a session growing by one call per request (the shape a host
+//! sends). It prints the median and mean wall time per call (ms) and the CPU time per
+//! call (user + system, ms): the loop to run under a profiler.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
@@ -28,6 +34,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--serve") {
         serve(&args[2], &args[3]);
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("--rewrite") {
+        let n = args.get(2).and_then(|n| n.parse().ok()).unwrap_or(100);
+        rewrite_in_process(n);
         return;
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -63,6 +74,59 @@ fn serve(upstream: &str, store_dir: &str) {
         println!("{}", proxy.local_addr().port());
         proxy.serve(std::future::pending()).await;
     });
+}
+
+/// `--rewrite N`: the rewrite alone, in this process (see the module's docs).
+fn rewrite_in_process(n: usize) {
+    let store = tempfile::tempdir().unwrap();
+    let dir = store.path().join("store").to_string_lossy().into_owned();
+    let opts =
+        snip_store::StoreOptions::from_lookup(|k| (k == "SNIP_STORE_DIR").then(|| dir.clone()))
+            .unwrap();
+    let rewriter = snip_proxy::Rewriter::new(
+        snip_core::Config::default(),
+        snip_context::ContextSettings::default(),
+        snip_store::StoreHandle::open(&opts),
+    );
+    let api = snip_proxy::Api::AnthropicMessages;
+    // Each body is made just before its call (a copy at most: its CPU time is counted
+    // too, and is small beside the rewrite's).
+    let report = |name: &str, bodies: &mut dyn Iterator<Item = Bytes>| {
+        for b in (&mut *bodies).take(5) {
+            rewriter.rewrite(api, &b);
+        }
+        let cpu0 = cpu_ms(std::process::id());
+        let mut t = Vec::with_capacity(n);
+        let mut last = 0;
+        for b in (&mut *bodies).take(n) {
+            let t0 = Instant::now();
+            let out = rewriter.rewrite(api, &b);
+            t.push(t0.elapsed());
+            assert!(out.is_some(), "the body was not rewritten");
+            last = b.len();
+        }
+        let cpu = (cpu_ms(std::process::id()) - cpu0) / n as f64;
+        let mean = t.iter().sum::<Duration>().as_secs_f64() * 1000.0 / n as f64;
+        println!(
+            "{name:<34} median {:>7.3} ms   mean {mean:>7.3} ms   CPU {cpu:>7.3} ms/call   ({n} calls, {last} bytes last)",
+            pct(&mut t, 0.5),
+        );
+    };
+    let same = request(1_000_000, true);
+    report(
+        "1 MB session, the same body",
+        &mut std::iter::repeat_n(same, n + 5),
+    );
+    // A session growing by one call per request, from 1 MB on.
+    let mut calls = 0;
+    messages(true, |i, total| {
+        calls = i;
+        total < 1_000_000
+    });
+    report(
+        "1 MB session, growing by one call",
+        &mut growing_bodies(calls, n + 5),
+    );
 }
 
 type UpBody = http_body_util::combinators::UnsyncBoxBody<Bytes, std::io::Error>;
@@ -134,10 +198,16 @@ async fn start_upstream() -> SocketAddr {
 /// whose results are 1.2 KB file listings, every tenth a 40 KB build log; the proxy
 /// compresses the logs and the conversation pass summarises the older results.
 fn request(size: usize, tools: bool) -> Bytes {
+    body(&messages(tools, |_, total| total < size))
+}
+
+/// The messages of [`request`]'s body, adding calls while `more(calls so far, bytes so
+/// far)`.
+fn messages(tools: bool, mut more: impl FnMut(usize, usize) -> bool) -> Vec<serde_json::Value> {
     let mut messages = vec![serde_json::json!({"role": "user", "content": "go"})];
     let mut i = 0;
     let mut total = 0;
-    while total < size {
+    while more(i, total) {
         let text: String = if tools && i % 10 == 9 {
             (0..1000)
                 .map(|l| format!("[{i}] compiling module_{l} ... ok (elapsed {}ms)\n", l % 97))
@@ -160,12 +230,32 @@ fn request(size: usize, tools: bool) -> Bytes {
         }
         i += 1;
     }
+    messages
+}
+
+/// An Anthropic request body with these messages.
+fn body(messages: &[serde_json::Value]) -> Bytes {
     let req = serde_json::json!({
         "model": "m", "max_tokens": 100,
         "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
         "messages": messages,
     });
     Bytes::from(serde_json::to_vec(&req).unwrap())
+}
+
+/// The bodies of a session growing by one tool call per request: `count` bodies, the
+/// first with `calls` calls. Assembled from each message's JSON, written once.
+fn growing_bodies(calls: usize, count: usize) -> impl Iterator<Item = Bytes> {
+    let all = messages(true, |i, _| i < calls + count);
+    let pieces: Vec<String> = all.iter().map(|m| m.to_string()).collect();
+    (0..count).map(move |k| {
+        // The first message, then an (assistant, user) pair per call.
+        let n = 1 + 2 * (calls + k);
+        let mut b = String::from("{\"model\":\"m\",\"max_tokens\":100,\"system\":[{\"type\":\"text\",\"text\":\"sys\",\"cache_control\":{\"type\":\"ephemeral\"}}],\"messages\":[");
+        b.push_str(&pieces[..n].join(","));
+        b.push_str("]}");
+        Bytes::from(b)
+    })
 }
 
 async fn once(client: &Client, addr: SocketAddr, body: &Bytes, sse: usize) -> (Duration, Duration) {
