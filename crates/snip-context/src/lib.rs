@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 mod adapters;
+pub mod cache;
 pub mod digest;
 mod release;
 pub mod settings;
@@ -58,6 +59,8 @@ use serde::Serialize;
 use serde_json::Value;
 use std::fmt;
 
+pub use cache::PassCache;
+use cache::Verdict;
 pub use settings::ContextSettings;
 pub use summary::Summary;
 
@@ -292,6 +295,32 @@ pub fn compress_messages(
     settings: &ContextSettings,
     store: &mut StoreFn<'_>,
 ) -> ContextOutcome {
+    compress_messages_with(messages, format, settings, store, None)
+}
+
+/// [`compress_messages`] remembering its per-result work in `cache` for later calls
+/// (each result's digest and saving, and once stored its id and summary; see
+/// [`PassCache`]). The outcome is the same as [`compress_messages`]' for the same
+/// input and store, byte for byte, except that a result the cache remembers as stored
+/// is not handed to `store` again. For a caller that runs the pass on every request of
+/// long conversations (a proxy): one cache per store.
+pub fn compress_messages_cached(
+    messages: &Value,
+    format: FormatChoice,
+    settings: &ContextSettings,
+    store: &mut StoreFn<'_>,
+    cache: &PassCache,
+) -> ContextOutcome {
+    compress_messages_with(messages, format, settings, store, Some(cache))
+}
+
+fn compress_messages_with(
+    messages: &Value,
+    format: FormatChoice,
+    settings: &ContextSettings,
+    store: &mut StoreFn<'_>,
+    cache: Option<&PassCache>,
+) -> ContextOutcome {
     let Value::Array(list) = messages else {
         return pass_through(messages, Skip::NotARequest, ContextReport::default());
     };
@@ -307,7 +336,7 @@ pub fn compress_messages(
     }
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut report = report.clone();
-        let result = run_pass(list, format, settings, store, &mut report);
+        let result = run_pass(list, format, settings, store, cache, &mut report);
         (result, report)
     }));
     match run {
@@ -348,6 +377,7 @@ fn run_pass(
     choice: FormatChoice,
     settings: &ContextSettings,
     store: &mut StoreFn<'_>,
+    cache: Option<&PassCache>,
     report: &mut ContextReport,
 ) -> Result<Option<Vec<Value>>, Skip> {
     let format = match choice {
@@ -361,7 +391,7 @@ fn run_pass(
     let may_leave = slots.len().saturating_sub(settings.keep_last);
     let probes: Vec<Probe> = slots[..may_leave]
         .iter()
-        .map(|slot| probe(slot, settings))
+        .map(|slot| probe(slot, settings, cache))
         .collect();
     let mut saving: Vec<usize> = probes.iter().map(Probe::saving).collect();
     saving.resize(slots.len(), 0);
@@ -388,30 +418,42 @@ fn run_pass(
     report.left_window = leaving;
     let mut replacements = Vec::new();
     for (slot, p) in slots.iter().zip(probes).take(leaving) {
-        let (text, d) = match p {
-            Probe::Unsupported => {
+        let text = p.text;
+        let d = match &p.probed.verdict {
+            Verdict::Unsupported => {
                 report.kept_unsupported += 1;
                 continue;
             }
-            Probe::Summary => {
+            Verdict::Summary => {
                 report.already_summarised += 1;
                 continue;
             }
-            Probe::Small => {
+            Verdict::Small => {
                 report.kept_small += 1;
                 continue;
             }
-            Probe::NotSmaller => {
+            Verdict::NotSmaller => {
                 report.kept_not_smaller += 1;
                 continue;
             }
-            Probe::Replace { text, digest, .. } => (text, digest),
+            Verdict::Replace { digest, .. } => digest,
         };
-        let Some(id) = store(text.as_bytes()).filter(|id| valid_id(id)) else {
-            report.store_failed += 1;
-            continue;
+        // A remembered result was stored before: its id and summary are the ones the
+        // store and `Summary::render` gave it then (the same bytes get the same id).
+        let (id, line) = match p.probed.summary.get() {
+            Some((id, line)) => (id.clone(), line.clone()),
+            None => {
+                let Some(id) = store(text.as_bytes()).filter(|id| valid_id(id)) else {
+                    report.store_failed += 1;
+                    continue;
+                };
+                let line = Summary::new(slot.tool.clone(), text.len(), d, &id).render();
+                if let Some(c) = cache {
+                    c.set_summary(&p.probed, &id, &line);
+                }
+                (id, line)
+            }
         };
-        let line = Summary::new(slot.tool.clone(), text.len(), &d, &id).render();
         if line.len() >= text.len() {
             report.kept_not_smaller += 1;
             continue;
@@ -432,53 +474,56 @@ fn run_pass(
     Ok(Some(out))
 }
 
-/// What releasing one result would do, decided before the store is asked.
-enum Probe<'a> {
-    /// Its content is not text.
-    Unsupported,
-    /// It already is a summary.
-    Summary,
-    /// Under `min_chars`.
-    Small,
-    /// Its summary would not be shorter.
-    NotSmaller,
-    /// It would be replaced, saving `saving` serialized bytes.
-    Replace {
-        text: &'a str,
-        digest: digest::Digest,
-        saving: usize,
-    },
+/// What releasing one result would do, decided before the store is asked: its text and
+/// [`cache::Verdict`], shared with the cache when there is one.
+struct Probe<'a> {
+    text: &'a str,
+    probed: std::sync::Arc<cache::Probed>,
 }
 
 impl Probe<'_> {
     fn saving(&self) -> usize {
-        match self {
-            Probe::Replace { saving, .. } => *saving,
+        match self.probed.verdict {
+            Verdict::Replace { saving, .. } => saving,
             _ => 0,
         }
     }
 }
 
-fn probe<'a>(slot: &'a adapters::Slot, settings: &ContextSettings) -> Probe<'a> {
+fn probe<'a>(
+    slot: &'a adapters::Slot,
+    settings: &ContextSettings,
+    cache: Option<&PassCache>,
+) -> Probe<'a> {
     let Some(text) = slot.text.as_deref() else {
-        return Probe::Unsupported;
+        return Probe {
+            text: "",
+            probed: std::sync::Arc::new(cache::Probed::new(Verdict::Unsupported)),
+        };
     };
+    let work = || verdict(text, slot, settings);
+    let probed = match cache {
+        Some(c) => c.probe(text, slot, settings.min_chars, work),
+        None => std::sync::Arc::new(cache::Probed::new(work())),
+    };
+    Probe { text, probed }
+}
+
+fn verdict(text: &str, slot: &adapters::Slot, settings: &ContextSettings) -> Verdict {
     if summary::is_summary(text) {
-        return Probe::Summary;
+        return Verdict::Summary;
     }
     if text.chars().count() < settings.min_chars {
-        return Probe::Small;
+        return Verdict::Small;
     }
     let d = digest::digest_call(text, slot.is_error, &slot.call);
     let line = Summary::new(slot.tool.clone(), text.len(), &d, PROBE_ID).render();
     if line.len() >= text.len() {
-        return Probe::NotSmaller;
+        return Verdict::NotSmaller;
     }
-    let saving = text.len().saturating_sub(line.len());
-    Probe::Replace {
-        text,
+    Verdict::Replace {
+        saving: text.len() - line.len(),
         digest: d,
-        saving,
     }
 }
 

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 use snip_context::{
-    compress_messages, compress_request, summary, ContextOutcome, ContextSettings, Format,
-    FormatChoice,
+    compress_messages, compress_messages_cached, compress_request, summary, ContextOutcome,
+    ContextSettings, Format, FormatChoice, PassCache,
 };
 use std::collections::HashMap;
 
@@ -746,5 +746,148 @@ fn cache_control_blocks_are_never_added_moved_or_dropped() {
         // Each breakpoint stays on the block it was on.
         let b3 = anthropic_results(&out.request)[3].2.clone();
         assert!(b3["content"][0]["cache_control"].is_object(), "{b3}");
+    }
+}
+
+/// The messages of the request after each tool result of `full` (a growing session:
+/// each request extends the previous one).
+fn growing(full: &Value) -> Vec<Value> {
+    let messages = full["messages"].as_array().unwrap();
+    (1..=messages.len())
+        .filter(|&end| {
+            messages[end - 1]["role"] == "tool" || {
+                let c = &messages[end - 1]["content"];
+                c.as_array()
+                    .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_result"))
+            }
+        })
+        .map(|end| Value::Array(messages[..end].to_vec()))
+        .collect()
+}
+
+/// A session run with one [`PassCache`] gives, request by request, the same bytes and
+/// report as the pass without it: with the cache-aware rule and a fixed batch, for
+/// both formats, with a cache large enough to keep everything and with one so small
+/// it forgets everything many times over. The cache is used: originals it remembers
+/// as stored are not handed to the store again.
+#[test]
+fn the_cache_gives_the_same_bytes_as_no_cache_over_a_session() {
+    for (name, full) in [("openai", openai(60)), ("anthropic", anthropic(60))] {
+        for settings in [ContextSettings::default(), settings()] {
+            for limit in [snip_context::cache::DEFAULT_CACHE_BYTES, 40_000] {
+                let cache = PassCache::new(limit);
+                let (mut plain, mut cached) = (MemStore::default(), MemStore::default());
+                let mut summarised = 0;
+                for messages in growing(&full) {
+                    let a = compress_messages(&messages, FormatChoice::Auto, &settings, &mut |b| {
+                        plain.put(b)
+                    });
+                    let b = compress_messages_cached(
+                        &messages,
+                        FormatChoice::Auto,
+                        &settings,
+                        &mut |b| cached.put(b),
+                        &cache,
+                    );
+                    assert_eq!(
+                        serde_json::to_vec(&a.request).unwrap(),
+                        serde_json::to_vec(&b.request).unwrap(),
+                        "{name} {limit}: request of {} messages",
+                        messages.as_array().unwrap().len()
+                    );
+                    assert_eq!(a.report, b.report);
+                    assert_eq!(a.changed, b.changed);
+                    summarised += a.report.summarised;
+                    assert!(cache.bytes() <= limit, "{} > {limit}", cache.bytes());
+                }
+                assert!(summarised > 0, "{name}: the session releases results");
+                // Every original the cached run needed is in its store, under the
+                // same id.
+                assert!(cached
+                    .originals
+                    .iter()
+                    .all(|(id, b)| plain.originals[id] == *b));
+                assert_eq!(cached.originals.len(), plain.originals.len());
+                if limit == snip_context::cache::DEFAULT_CACHE_BYTES {
+                    assert!(
+                        cached.puts * 4 < plain.puts,
+                        "{name}: {} puts with the cache, {} without",
+                        cached.puts,
+                        plain.puts
+                    );
+                    assert!(!cache.is_empty());
+                }
+            }
+        }
+    }
+}
+
+/// The cache's key is the whole of what a summary depends on: the same text answering
+/// another call, or flagged as an error, or under another `min_chars`, is worked out
+/// again, never taken from the cache.
+#[test]
+fn the_cache_tells_apart_results_with_the_same_text() {
+    // A command that succeeded: flagged as an error, its outcome reads `error`.
+    let text = captures().into_iter().find(|c| c.2 == 0).unwrap().1;
+    let call = |k: usize, cmd: &str, error: bool| {
+        let id = format!("toolu_{k}");
+        [
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": cmd}}]}),
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id, "content": text, "is_error": error}]}),
+        ]
+    };
+    let mut messages = vec![json!({"role": "user", "content": "go"})];
+    for (k, (cmd, error)) in [("make", false), ("make", true), ("make test", false)]
+        .into_iter()
+        .enumerate()
+    {
+        messages.extend(call(k, cmd, error));
+    }
+    for k in 3..8 {
+        messages.extend(call(k, &format!("ls {k}"), false));
+    }
+    let messages = Value::Array(messages);
+    let cache = PassCache::default();
+    let mut store = MemStore::default();
+    for min_chars in [10, text.chars().count() + 1, 10] {
+        let s = ContextSettings {
+            keep_last: 2,
+            batch: Some(1),
+            min_messages: 0,
+            min_chars,
+            ..ContextSettings::default()
+        };
+        let a = compress_messages(&messages, FormatChoice::Auto, &s, &mut |b| store.put(b));
+        let b = compress_messages_cached(
+            &messages,
+            FormatChoice::Auto,
+            &s,
+            &mut |b| store.put(b),
+            &cache,
+        );
+        assert_eq!(a.request, b.request);
+        assert_eq!(a.report, b.report);
+        let lines: Vec<String> = anthropic_results(&json!({"messages": b.request}))
+            .iter()
+            .take(3)
+            .map(|(_, _, r)| text_of(&r["content"]))
+            .collect();
+        if min_chars == 10 {
+            assert!(lines[0].starts_with("[snip: Bash `make` →"), "{}", lines[0]);
+            // The error flag and the call are read: three different summaries.
+            assert_ne!(lines[0], lines[1]);
+            assert!(
+                lines[2].starts_with("[snip: Bash `make test` →"),
+                "{}",
+                lines[2]
+            );
+        } else {
+            assert!(
+                lines.iter().all(|l| *l == text),
+                "under min_chars: kept whole"
+            );
+        }
     }
 }
