@@ -3,21 +3,31 @@
 //! result would be compressed again, and each summarised original stored again, on
 //! every request.
 //!
-//! Keys are SHA-256 digests of a result's text (the digest the store's ids are made
-//! from). Bounded: when the remembered bytes pass [`MEMO_MAX_BYTES`], everything is
-//! forgotten at once and worked out again as needed (the same bytes come out: the
-//! rules are deterministic and the store's ids are keyed hashes).
+//! An entry is found by a fast seeded hash of the result's text (foldhash) and then
+//! compared with the text it was made for, byte for byte: a hit is always the same
+//! text, so the proxy's output is the same with or without the memo. Bounded: when the
+//! remembered bytes (each text, what was worked out for it, plus 64 per entry) pass
+//! [`MEMO_MAX_BYTES`], everything is forgotten at once and worked out again as needed
+//! (the same bytes come out: the rules are deterministic and the store's ids are
+//! keyed hashes).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex};
 
-/// Bytes of remembered text (outputs and ids, plus 64 per entry) kept at most.
+/// Bytes of remembered text (the texts, their outputs and ids, plus 64 per entry) kept
+/// at most, per memo.
 pub const MEMO_MAX_BYTES: usize = 64 << 20;
 
-/// A bounded map from a text's digest to what was worked out for it.
+/// Entries by the hash of their text: the text and what was worked out for it.
+type Entries<V> = HashMap<u64, (Arc<[u8]>, V)>;
+
+/// A bounded map from a text to what was worked out for it.
 #[derive(Debug, Default)]
 pub(crate) struct Memo<V> {
-    inner: Mutex<(HashMap<[u8; 32], V>, usize)>,
+    seed: foldhash::fast::RandomState,
+    /// The entries and the bytes they are counted for.
+    inner: Mutex<(Entries<V>, usize)>,
 }
 
 impl<V: Clone> Memo<V> {
@@ -29,22 +39,51 @@ impl<V: Clone> Memo<V> {
         size: impl Fn(&V) -> usize,
         work: impl FnOnce() -> V,
     ) -> V {
-        let key = snip_store::id::sha256(text);
+        let key = self.seed.hash_one(text);
         if let Ok(g) = self.inner.lock() {
-            if let Some(v) = g.0.get(&key) {
-                return v.clone();
+            if let Some((t, v)) = g.0.get(&key) {
+                if **t == *text {
+                    return v.clone();
+                }
             }
         }
         let v = work();
+        let add = text.len() + size(&v) + 64;
         if let Ok(mut g) = self.inner.lock() {
-            let add = size(&v) + 64;
             if g.1 + add > MEMO_MAX_BYTES {
                 g.0.clear();
                 g.1 = 0;
             }
-            g.0.insert(key, v.clone());
-            g.1 += add;
+            if add <= MEMO_MAX_BYTES {
+                // A different text under the same hash is replaced (still counted:
+                // the count only over-states, and is reset with the map).
+                g.0.insert(key, (Arc::from(text), v.clone()));
+                g.1 += add;
+            }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hit_is_the_same_text_and_work_runs_once_per_text() {
+        let memo: Memo<usize> = Memo::default();
+        let mut runs = 0;
+        for t in ["a", "b", "a", "b", "a"] {
+            let v = memo.get_or(
+                t.as_bytes(),
+                |_| 0,
+                || {
+                    runs += 1;
+                    t.len() * 10 + usize::from(t == "b")
+                },
+            );
+            assert_eq!(v, 10 + usize::from(t == "b"));
+        }
+        assert_eq!(runs, 2);
     }
 }

@@ -7,7 +7,7 @@ use crate::context_pass::conversation_pass;
 use crate::memo::Memo;
 use crate::splice;
 use serde_json::Value;
-use snip_context::{ContextSettings, Format};
+use snip_context::{ContextSettings, Format, PassCache};
 use snip_core::Config;
 use snip_store::{LedgerRow, StoreHandle};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -76,6 +76,8 @@ pub struct Rewriter {
     compressed: Memo<Option<std::sync::Arc<str>>>,
     /// An original the conversation pass stored → its store id.
     stored: Memo<Option<String>>,
+    /// The conversation pass's work on each result (see `snip_context::PassCache`).
+    pass_cache: PassCache,
 }
 
 impl Rewriter {
@@ -89,6 +91,7 @@ impl Rewriter {
             store,
             compressed: Memo::default(),
             stored: Memo::default(),
+            pass_cache: PassCache::default(),
         }
     }
 
@@ -179,9 +182,14 @@ impl Rewriter {
         let mut summarised = 0;
         if let (Some(format), Some(list)) = (format, tree) {
             let list = Value::Array(list);
-            if let Some((new, report)) =
-                conversation_pass(&list, format, &self.context, &self.store, &self.stored)
-            {
+            if let Some((new, report)) = conversation_pass(
+                &list,
+                format,
+                &self.context,
+                &self.store,
+                &self.stored,
+                &self.pass_cache,
+            ) {
                 // Only results are carried over, and only when the pass kept every
                 // result where it was; anything else it did is not used.
                 let mut carried = Vec::new();

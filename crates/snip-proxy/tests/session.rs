@@ -3,8 +3,10 @@
 //! - a rewritten body is the client's bytes with only the rewritten results replaced
 //!   (escapes, number spellings, key order, whitespace elsewhere are the client's);
 //! - on a scripted 100-call session, every request is a byte-for-byte extension of the
-//!   previous one except at a release, and the estimated cost at Anthropic's cache
-//!   prices is below sending the client's requests directly at every session length.
+//!   previous one except at a release, the same bytes as a fresh rewriter sends (what
+//!   a rewriter remembers between requests changes nothing), and the estimated cost at
+//!   Anthropic's cache prices is below sending the client's requests directly at every
+//!   session length.
 //!
 //! `cargo test -p snip-proxy --test session -- --nocapture` prints the cost sweep that
 //! docs/proxy.md quotes.
@@ -237,6 +239,16 @@ fn a_100_call_session_extends_its_prefix_between_releases_and_costs_less_than_di
         }
         released.push(out.as_ref().map_or(0, |o| o.summarised));
         proxied.push(out.map_or_else(|| body.clone(), |o| o.body));
+        // What the rewriter remembers from earlier requests (its memos and the pass's
+        // cache) never changes a byte: a fresh rewriter on the same store sends the
+        // same request.
+        if k % 10 == 9 {
+            let cold = rewriter(dir.path(), true).rewrite(Api::AnthropicMessages, &body);
+            assert!(
+                cold.map_or_else(|| body.clone(), |o| o.body) == proxied[k],
+                "request {k}: a fresh rewriter sends other bytes"
+            );
+        }
         direct.push(body);
     }
     // Every request valid JSON with its tool calls paired, thinking blocks intact, and
