@@ -55,15 +55,7 @@ fn serve(upstream: &str, store_dir: &str) {
         .build()
         .unwrap();
     rt.block_on(async {
-        let dir = store_dir.to_string();
-        let opts =
-            snip_store::StoreOptions::from_lookup(|k| (k == "SNIP_STORE_DIR").then(|| dir.clone()))
-                .unwrap();
-        let rewriter = snip_proxy::Rewriter::new(
-            snip_core::Config::default(),
-            snip_context::ContextSettings::default(),
-            snip_store::StoreHandle::open(&opts),
-        );
+        let rewriter = rewriter(store_dir);
         let up = snip_proxy::Upstream::parse(upstream).unwrap();
         let config = snip_proxy::ProxyConfig {
             anthropic: up.clone(),
@@ -76,18 +68,23 @@ fn serve(upstream: &str, store_dir: &str) {
     });
 }
 
-/// `--rewrite N`: the rewrite alone, in this process (see the module's docs).
-fn rewrite_in_process(n: usize) {
-    let store = tempfile::tempdir().unwrap();
-    let dir = store.path().join("store").to_string_lossy().into_owned();
+/// A rewriter with the default settings, its store in `store_dir`.
+fn rewriter(store_dir: &str) -> snip_proxy::Rewriter {
+    let dir = store_dir.to_string();
     let opts =
         snip_store::StoreOptions::from_lookup(|k| (k == "SNIP_STORE_DIR").then(|| dir.clone()))
             .unwrap();
-    let rewriter = snip_proxy::Rewriter::new(
+    snip_proxy::Rewriter::new(
         snip_core::Config::default(),
         snip_context::ContextSettings::default(),
         snip_store::StoreHandle::open(&opts),
-    );
+    )
+}
+
+/// `--rewrite N`: the rewrite alone, in this process (see the module's docs).
+fn rewrite_in_process(n: usize) {
+    let store = tempfile::tempdir().unwrap();
+    let rewriter = rewriter(&store.path().join("store").to_string_lossy());
     let api = snip_proxy::Api::AnthropicMessages;
     // Each body is made just before its call (a copy at most: its CPU time is counted
     // too, and is small beside the rewrite's).
