@@ -164,7 +164,9 @@ pub fn check_accounting(
         return Ok(checked);
     }
     let lines = LineIndex::new(original);
-    let json = is_json(output);
+    // Only a JSON original gives a JSON output: text can render to something that
+    // parses as JSON (`\r5138` → `5138`) and is then checked as text.
+    let json = is_json(output) && is_json(original);
     let found = if json {
         json_markers(output)
     } else {

@@ -150,7 +150,7 @@ fn a_footerless_rendering_of_crlf_text_without_a_final_newline_is_accounted_for(
 /// is still a diff.
 #[test]
 fn a_diff_shortened_by_hunks_is_left_alone_on_a_second_pass() {
-    let mut leading_marker = 0;
+    let (mut leading_marker, mut long_marker) = (0, 0);
     for colour in [false, true] {
         let (b, r, g, c, e) = if colour {
             ("\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[m")
@@ -185,6 +185,14 @@ fn a_diff_shortened_by_hunks_is_left_alone_on_a_second_pass() {
             big("docs/old.md", 600) + &small("Cargo.toml"),
             small("Cargo.toml") + &big("docs/a.md", 400) + &big("docs/b.md", 90),
             big("docs/a.md", 400) + &big("docs/b.md", 90) + &small("Cargo.toml"),
+            // Lines before the first header, then so many elided files that the
+            // marker line runs past the 16 KiB the diff check reads.
+            (0..190)
+                .map(|i| format!("{:=^78}\n", format!(" session {i} ")))
+                .collect::<String>()
+                + &(0..60)
+                    .map(|i| big(&format!("docs/page-{i}.md"), 40))
+                    .collect::<String>(),
         ] {
             let store = snip_testkit::TempStore::new();
             let cfg = Config::with_budget(1536);
@@ -192,6 +200,16 @@ fn a_diff_shortened_by_hunks_is_left_alone_on_a_second_pass() {
             assert!(once.changed, "{colour}");
             if once.output.starts_with(b"[snip: ") {
                 leading_marker += 1;
+            }
+            let out = &once.output;
+            if let Some(at) = out.windows(8).position(|w| w == b"\n[snip: ") {
+                let end = out[at + 1..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(0, |e| at + 1 + e);
+                if at < 16 * 1024 && end > 16 * 1024 {
+                    long_marker += 1;
+                }
             }
             let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
             assert!(
@@ -203,4 +221,18 @@ fn a_diff_shortened_by_hunks_is_left_alone_on_a_second_pass() {
         }
     }
     assert!(leading_marker > 0, "no output started with a marker");
+    assert!(long_marker > 0, "no marker line ran past 16 KiB");
+}
+
+/// Found by the `hook` target: `\r` frames whose last frame is a number render to
+/// text that parses as JSON (`5138`); the checker took the output for JSON and
+/// looked for the original's bytes in it.
+#[test]
+fn a_rendering_that_parses_as_json_is_checked_as_text() {
+    let store = snip_testkit::TempStore::new();
+    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES);
+    let input = b"\r306184192 bytes (306 MB, 292 MiB) copied, 1 s, 305 MB/s\r5138";
+    let (out, _) = snip_testkit::compress_and_check(input, &cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, b"5138");
 }

@@ -29,7 +29,7 @@ const HEAD: usize = 16 * 1024;
 /// escapes when it has some (a diff in colour, or a diff of files holding escapes).
 pub(crate) fn is_diff(input: &[u8]) -> bool {
     let head = &input[..input.len().min(HEAD)];
-    if shortened_diff(head) {
+    if shortened_diff(input, head.len()) {
         return true;
     }
     if memchr::memchr(0x1b, head).is_some() {
@@ -48,18 +48,24 @@ pub(crate) fn is_diff(input: &[u8]) -> bool {
     has_diff_header(head)
 }
 
-/// Whether `head` holds this rule's own marker line (`[snip: … · diff-protect · …]`):
-/// a diff shortened by whole hunks may start with one (its first headers elided), and
-/// is still a diff, so a second pass returns it as it is.
-fn shortened_diff(head: &[u8]) -> bool {
+/// Whether a line starting in the first `head` bytes of `input` is this rule's own
+/// marker (`[snip: … · diff-protect · …]`, read whole even where it runs past
+/// `head`): a diff shortened by whole hunks may start with one (its first headers
+/// elided), and is still a diff, so a second pass returns it as it is.
+fn shortened_diff(input: &[u8], head: usize) -> bool {
+    const START: &[u8] = b"[snip: ";
     let id = RuleId::DiffProtect.as_str();
-    memchr::memmem::find_iter(head, id.as_bytes()).any(|at| {
-        let start = memchr::memrchr(b'\n', &head[..at]).map_or(0, |i| i + 1);
-        let end = memchr::memchr(b'\n', &head[at..]).map_or(head.len(), |i| at + i);
-        std::str::from_utf8(&head[start..end])
-            .ok()
-            .and_then(crate::marker::parse)
-            .is_some_and(|m| m.rule == id)
+    memchr::memmem::find_iter(&input[..head], START).any(|at| {
+        if at > 0 && input[at - 1] != b'\n' {
+            return false;
+        }
+        let end = memchr::memchr(b'\n', &input[at..]).map_or(input.len(), |i| at + i);
+        let line = &input[at..end];
+        memchr::memmem::find(line, id.as_bytes()).is_some()
+            && std::str::from_utf8(line)
+                .ok()
+                .and_then(crate::marker::parse)
+                .is_some_and(|m| m.rule == id)
     })
 }
 
