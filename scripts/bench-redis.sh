@@ -31,7 +31,12 @@ command -v redis-server >/dev/null || { echo "redis-server is not installed"; ex
 
 work=$(mktemp -d)
 cleanup() {
-    [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
+    if [ -f "$work/redis.pid" ]; then
+        pid=$(cat "$work/redis.pid")
+        kill "$pid" 2>/dev/null || true
+        # Wait for it to exit, so that nothing it writes is left behind.
+        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -139,6 +144,7 @@ for name, path in builds:
                  SNIP_STORE_CONNECT_TIMEOUT_MS="1000", SNIP_STORE_TIMEOUT_MS="1000"))
 res = {k: [] for k in cmds}
 out = os.open(f"{work}/restore.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+null = os.open(os.devnull, os.O_WRONLY)  # "more follows" notes
 n = 1
 for r in range(runs + 20):
     n = (n * 6364136223846793005 + 1442695040888963407) % 2**64
@@ -148,7 +154,8 @@ for r in range(runs + 20):
         os.ftruncate(out, 0)
         os.lseek(out, 0, 0)
         t0 = time.perf_counter_ns()
-        pid = os.posix_spawn(argv[0], argv, e, file_actions=[(os.POSIX_SPAWN_DUP2, out, 1)])
+        pid = os.posix_spawn(argv[0], argv, e, file_actions=[(os.POSIX_SPAWN_DUP2, out, 1),
+                                                              (os.POSIX_SPAWN_DUP2, null, 2)])
         _, status, _ = os.wait4(pid, 0)
         wall = (time.perf_counter_ns() - t0) / 1e6
         if status != 0 or os.fstat(out).st_size < 8000:
