@@ -128,16 +128,15 @@ impl Entry {
         }
     }
 
-    /// From the stored line index (the shared store keeps one for originals over
-    /// 1 MiB): the number of lines and the offset of line `1 + 64 * block`; `None`
-    /// for an entry file or when there is no index.
+    /// The stored line index (the shared store keeps one for originals over 1 MiB),
+    /// read whole; `None` for an entry file or when there is none.
     ///
     /// # Errors
     /// Any read error.
-    pub(crate) fn line_block(&self, block: u64) -> io::Result<Option<(u64, u64)>> {
+    pub(crate) fn line_index(&self) -> io::Result<Option<crate::restore::Sparse>> {
         match &self.src {
             Source::File(_) => Ok(None),
-            Source::Remote(r, key) => r.line_block(key, block),
+            Source::Remote(r, key) => r.line_index(key),
         }
     }
 

@@ -19,7 +19,7 @@ use crate::error::StoreError;
 use crate::id::{Key, KEY_LEN};
 use crate::ledger::LedgerRow;
 use crate::options::{StoreOptions, StoreUrl};
-use crate::restore::VERIFY_ALWAYS_MAX_BYTES;
+use crate::restore::{Sparse, VERIFY_ALWAYS_MAX_BYTES};
 use crate::store::{GcReport, Lookup};
 use redis::{ConnectionInfo, ConnectionLike, ErrorKind, IntoConnectionInfo, RedisError};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -604,28 +604,26 @@ impl Redis {
         Ok(got)
     }
 
-    /// From the line index of the original at `key`: the number of lines and the
-    /// byte offset of line `1 + INDEX_STRIDE * block`, in one round trip; `None`
-    /// when there is no index (not stored, or evicted) or no such block.
-    pub(crate) fn line_block(&self, key: &str, block: u64) -> std::io::Result<Option<(u64, u64)>> {
+    /// The line index of the original at `key`, read whole in one round trip (about
+    /// 8 bytes per 64 lines); `None` when there is none (not stored, or evicted) or it
+    /// is malformed.
+    pub(crate) fn line_index(&self, key: &str) -> std::io::Result<Option<Sparse>> {
         let ikey = index_key(key);
-        let at = 8 + 8 * block;
-        let (count, start): (Vec<u8>, Vec<u8>) = self
-            .with(|c| {
-                let mut p = redis::pipe();
-                p.cmd("GETRANGE")
-                    .arg(&ikey)
-                    .arg(0)
-                    .arg(7)
-                    .cmd("GETRANGE")
-                    .arg(&ikey)
-                    .arg(at)
-                    .arg(at + 7);
-                query_all(&p, c)
-            })
+        let raw: Vec<u8> = self
+            .with(|c| redis::cmd("GET").arg(&ikey).query(c))
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        let word = |b: &[u8]| -> Option<u64> { Some(u64::from_le_bytes(b.try_into().ok()?)) };
-        Ok(word(&count).zip(word(&start)))
+        if raw.len() < 8 || !raw.len().is_multiple_of(8) {
+            return Ok(None);
+        }
+        let mut words = raw
+            .chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+        let count = words.next().unwrap_or(0);
+        let starts: Vec<u64> = words.collect();
+        if !starts.is_sorted() {
+            return Ok(None);
+        }
+        Ok(Some(Sparse { count, starts }))
     }
 
     /// One `PING`: whether the server answers now.

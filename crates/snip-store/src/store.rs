@@ -56,6 +56,8 @@ pub struct Store {
     /// The shared store, when `SNIP_STORE_URL` is set: originals and the ledger live
     /// there, and `dir` is only its URL (password masked), for messages.
     redis: Option<std::sync::Arc<crate::redis_store::Redis>>,
+    /// Line indexes of large originals read whole by this process.
+    pub(crate) lines: crate::restore::LineCache,
 }
 
 /// What [`Store::gc`] did and what is left, in entries and bytes (entry files,
@@ -164,6 +166,7 @@ impl Store {
                 objects: PathBuf::new(),
                 key: None,
                 redis: Some(std::sync::Arc::new(r)),
+                lines: Default::default(),
             });
         }
         // Checked by its last component: `link/` or `link/.` would otherwise name the
@@ -197,6 +200,7 @@ impl Store {
             objects,
             key: Some(key),
             redis: None,
+            lines: Default::default(),
         })
     }
 

@@ -364,3 +364,89 @@ fn token_aligned_pages_keep_short_tokens_whole() {
             && original[cut] != b'L'
     }));
 }
+
+/// 4 MiB of lines of varied lengths, empty ones, one longer than a page, no final
+/// newline; and the number of the long line.
+fn large_lines() -> (String, u64) {
+    let mut text = String::new();
+    let mut long_line = 0;
+    let mut i = 0u64;
+    while text.len() < 4 << 20 {
+        if i.is_multiple_of(97) {
+            text.push('\n');
+        }
+        let n = (i.wrapping_mul(2_654_435_761) % 300) as usize;
+        text.push_str(&format!("{i} {}\n", "x".repeat(n)));
+        if i == 20_000 {
+            long_line = text.lines().count() as u64 + 1;
+            text.push_str(&"y".repeat(20_000));
+            text.push('\n');
+        }
+        i += 1;
+    }
+    text.push_str("the end, unterminated");
+    (text, long_line)
+}
+
+#[test]
+fn lines_pages_of_a_large_original_after_the_first_read_a_window_through_a_kept_index() {
+    let (text, l) = large_lines();
+    let total = text.lines().count() as u64;
+    let (dir, warm) = temp_store(|_| {});
+    let id = warm.put(text.as_bytes()).unwrap();
+    // The first page reads the original whole (and checks it); the process keeps its
+    // line index, and later pages read a window through it. Every one of them is the
+    // page a store with nothing kept answers (reading the whole original).
+    let opts = warm.options().clone();
+    let same = |start: u64, end: Option<u64>, cap: usize| -> snip_store::RestoreResponse {
+        let mut q = RestoreRequest::lines(&id, start, end);
+        q.max_bytes = Some(cap);
+        let r = warm.restore(&q);
+        let cold = snip_store::Store::open(&opts).unwrap().restore(&q);
+        assert_eq!(r, cold, "lines {start}..{end:?} cap {cap}");
+        r
+    };
+    for (start, end, cap) in [
+        (1, None, 8192),
+        (2, Some(3), 8192),
+        (63, Some(70), 100),
+        (64, None, 8192),
+        (65, None, 8192),
+        (129, Some(129), 4),
+        (l - 1, None, 8192),
+        (l, None, 8192),
+        (l, Some(l), 65536),
+        (l + 1, None, 8192),
+        (total - 1, None, 8192),
+        (total, None, 8192),
+        (total + 1, None, 8192),
+        (5, Some(4), 8192),
+        (0, None, 8192),
+    ] {
+        same(start, end, cap);
+    }
+    let (mut at, mut back) = (Some(1), Vec::new());
+    while let Some(n) = at {
+        let r = same(n, None, 65536);
+        assert_eq!(r.status, RestoreStatus::Ok, "{}", r.note);
+        back.extend_from_slice(&r.content_bytes().unwrap());
+        at = r.next;
+    }
+    assert_eq!(back, text.as_bytes());
+    // Window only: with bytes far from the page changed (same size), a page through
+    // the kept index is still served; a read of the whole original finds the damage.
+    let path = dir.path().join("store/objects").join(&id);
+    let mut file = std::fs::read(&path).unwrap();
+    let n = file.len();
+    file[n - 1000..].fill(b'z');
+    std::fs::write(&path, &file).unwrap();
+    let r = warm.restore(&RestoreRequest::lines(&id, 65, Some(70)));
+    assert_eq!(r.status, RestoreStatus::Ok, "{}", r.note);
+    assert_eq!(
+        r.content_bytes().unwrap(),
+        lines_of(text.as_bytes(), 65, 70)
+    );
+    let r = warm.restore(&RestoreRequest::search(&id, "the end"));
+    assert_eq!(r.status, RestoreStatus::Error);
+    assert!(r.note.contains("damaged"), "{}", r.note);
+}

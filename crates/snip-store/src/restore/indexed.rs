@@ -1,17 +1,21 @@
-//! `lines` pages of a large original in the shared store, through the line index
-//! stored with it: one window of the original is read, not all of it.
+//! `lines` pages of a large original through a line index, kept by this process
+//! ([`super::LineCache`]) once it has read the original whole, or read (once) from
+//! beside the original in the shared store. One window of the original is read, not
+//! all of it.
 
 use super::lines::LineIndex;
-use super::{Ctx, RestoreResponse, RestoreStatus};
+use super::{Block, Ctx, RestoreResponse, RestoreStatus};
 use crate::redis_store::INDEX_STRIDE;
 
-/// Bytes read past the response cap, to skip up to 63 lines before the first one
-/// asked for and to see where the page ends.
+/// Most bytes read past the response cap, to skip up to 63 lines before the first
+/// one asked for and to see where the page ends (the window reaches only as far as
+/// the next block of the index, plus the cap).
 const WINDOW_SLACK: u64 = 256 * 1024;
 
 impl Ctx<'_> {
     /// The `lines` page the whole-original path would give, from the line index and
-    /// one window of at most the cap + 256 KiB. `None` (the caller then reads the
+    /// one window: from the block of 64 lines holding the first line asked for to the
+    /// next block's start plus the cap, at most the cap + 256 KiB. `None` (the caller then reads the
     /// whole original) when there is no index, the request is out of range or
     /// malformed (the whole path says why), or the page does not fit the window: the
     /// lines to skip are longer than it, or the first line is longer than the cap.
@@ -23,7 +27,25 @@ impl Ctx<'_> {
         if start == 0 || self.req.end.is_some_and(|e| e < start) {
             return Ok(None);
         }
-        let Some((total, block_at)) = self.entry.line_block((start - 1) / INDEX_STRIDE)? else {
+        let block = (start - 1) / INDEX_STRIDE;
+        let found = match self.lines.get(&self.req.id) {
+            Some(ix) => ix.block(block),
+            // The shared store's index, read once and kept.
+            None => match self.entry.line_index()? {
+                Some(ix) => {
+                    let found = ix.block(block);
+                    self.lines.put(&self.req.id, ix);
+                    found
+                }
+                None => None,
+            },
+        };
+        let Some(Block {
+            total,
+            start: block_at,
+            next,
+        }) = found
+        else {
             return Ok(None);
         };
         let len = self.entry.len;
@@ -31,7 +53,11 @@ impl Ctx<'_> {
             return Ok(None);
         }
         let cap = self.cap as u64;
-        let win_end = (block_at + cap + WINDOW_SLACK).min(len);
+        // The line asked for starts at the next block at the latest: a window to there
+        // plus the cap and a few bytes holds the page and shows where it ends.
+        let win_end = (block_at + cap + WINDOW_SLACK)
+            .min(next.map_or(u64::MAX, |n| n + cap + 8))
+            .min(len);
         let win = self.entry.read_range(block_at, win_end)?;
         let mut at = 0usize;
         for _ in 0..(start - 1) % INDEX_STRIDE {
@@ -65,6 +91,7 @@ impl Ctx<'_> {
             entry: self.entry,
             cap: self.cap,
             base: self.base.clone(),
+            lines: self.lines,
         };
         base.total_lines = Some(total);
         let mut r = local.lines(base, rest, &LineIndex::new(rest));

@@ -11,6 +11,8 @@ pub(super) struct LineIndex<'a> {
 
 /// Lines between two entries of the sparse line index.
 const LINE_STRIDE: u64 = 64;
+// A kept index (`LineCache`) is read as the shared store's stored index is.
+const _: () = assert!(LINE_STRIDE == crate::redis_store::INDEX_STRIDE);
 
 impl<'a> LineIndex<'a> {
     pub(super) fn new(all: &'a [u8]) -> Self {
@@ -32,6 +34,13 @@ impl<'a> LineIndex<'a> {
             }
         }
         LineIndex { all, sparse, count }
+    }
+    /// The index as [`super::LineCache`] keeps it.
+    pub(super) fn sparse(&self) -> super::line_cache::Sparse {
+        super::line_cache::Sparse {
+            count: self.count,
+            starts: self.sparse.clone(),
+        }
     }
     pub(super) fn count(&self) -> u64 {
         self.count

@@ -7,6 +7,7 @@
 
 mod field;
 mod indexed;
+mod line_cache;
 mod lines;
 mod modes;
 pub mod pasted;
@@ -22,6 +23,7 @@ use crate::id::{self, hex};
 use crate::options::{RECOVERY_HARD_MAX_BYTES, RECOVERY_MIN_BYTES};
 use crate::store::{Lookup, Store};
 use field::resolve_field;
+pub(crate) use line_cache::{Block, LineCache, Sparse};
 use lines::LineIndex;
 
 /// The note every successful response carries.
@@ -55,6 +57,8 @@ pub(super) struct Ctx<'a> {
     entry: &'a Entry,
     cap: usize,
     base: RestoreResponse,
+    /// The store's line indexes of large originals.
+    lines: &'a LineCache,
 }
 
 impl Store {
@@ -117,6 +121,7 @@ impl Store {
             entry: &entry,
             cap,
             base,
+            lines: &self.lines,
         };
         let scope = match &req.field {
             None => Ok(Scope::Whole),
@@ -222,6 +227,10 @@ impl Ctx<'_> {
                 }
                 let all = read(0, scope_len)?;
                 let lines = LineIndex::new(&all);
+                if matches!(scope, Scope::Whole) && len > VERIFY_ALWAYS_MAX_BYTES {
+                    // Read whole and checked: later pages read a window through it.
+                    self.lines.put(&self.req.id, lines.sparse());
+                }
                 base.total_lines = Some(lines.count());
                 Ok(if self.req.mode == RestoreMode::Lines {
                     self.lines(base, &all, &lines)
