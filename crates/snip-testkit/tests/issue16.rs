@@ -384,3 +384,165 @@ fn issue16_a_cut_lf_line_in_a_crlf_text_is_accounted_for() {
     }
     assert!(cut > 0, "the long line was never cut");
 }
+
+/// A traceback of `frames` recursion frames (two lines each) and its exception line.
+fn python_recursion(frames: usize) -> String {
+    let mut s = String::from("Traceback (most recent call last):\n");
+    for i in 0..frames {
+        s.push_str(&format!(
+            "  File \"/srv/app/mod{}.py\", line {}, in step\n    return step(x - 1)\n",
+            i % 3,
+            10 + i
+        ));
+    }
+    s.push_str("RecursionError: maximum recursion depth exceeded\n");
+    s
+}
+
+/// How many outputs of `inputs` at `budgets` show both a `shape-fold` and a
+/// `traceback-keep` marker, and every failure of the accounting checker.
+fn fold_and_traceback(inputs: &[(String, String)], budgets: &[usize]) -> (usize, Vec<String>) {
+    let (mut both, mut failures) = (0, Vec::new());
+    for (name, input) in inputs {
+        for &b in budgets {
+            let budget = snip_core::config::MIN_MAX_BYTES + b * 64;
+            match check(input.as_bytes(), budget) {
+                Ok(out) => {
+                    let t = String::from_utf8_lossy(&out);
+                    if t.contains("· shape-fold ·") && t.contains("· traceback-keep ·") {
+                        both += 1;
+                    }
+                }
+                Err(e) => failures.push(format!("{name} at {budget}: {e}")),
+            }
+        }
+    }
+    (both, failures)
+}
+
+/// A generated input of a given size.
+type Build = fn(usize) -> String;
+
+/// A run of lines of one shape (for `shape-fold`) right before a traceback whose
+/// middle frames `traceback-keep` elides, for each family of traceback, short and long
+/// runs (one of them of the frames' own shape), with and without a line between, at
+/// budgets from the settable minimum up: the fold's marker and the traceback's name
+/// disjoint ranges, and with the kept lines they tile the original.
+#[test]
+fn a_shape_fold_then_a_traceback_keep_marker_tile_the_original() {
+    let tracebacks: [(&str, Build); 5] = [
+        ("python", python_recursion),
+        ("jvm", |n| {
+            let mut s =
+                String::from("Exception in thread \"main\" java.lang.IllegalStateException: bad\n");
+            for i in 0..n {
+                s.push_str(&format!(
+                    "\tat com.acme.Worker.step(Worker.java:{})\n",
+                    100 + i
+                ));
+            }
+            s.push_str("Caused by: java.io.IOException: closed\n\tat com.acme.Io.read(Io.java:7)\n\t... 12 more\n");
+            s
+        }),
+        ("node", |n| {
+            let mut s = String::from("TypeError: x is not a function\n");
+            for i in 0..n {
+                s.push_str(&format!(
+                    "    at step (/srv/app/index.js:{}:{})\n",
+                    10 + i,
+                    i % 40
+                ));
+            }
+            s
+        }),
+        ("rust", |n| {
+            let mut s = String::from(
+                "thread 'main' panicked at src/main.rs:4:5:\nboom\nstack backtrace:\n",
+            );
+            for i in 0..n {
+                s.push_str(&format!(
+                    "  {i}: app::step\n             at ./src/main.rs:{}:9\n",
+                    20 + i
+                ));
+            }
+            s
+        }),
+        ("go", |n| {
+            let mut s = String::from("panic: boom\n\ngoroutine 1 [running]:\n");
+            for i in 0..n {
+                s.push_str(&format!(
+                    "main.step(0x{i:x})\n\t/srv/app/main.go:{} +0x1d\n",
+                    30 + i
+                ));
+            }
+            s.push_str("exit status 2\n");
+            s
+        }),
+    ];
+    let runs: [Build; 3] = [
+        |i| {
+            format!(
+                "2026-12-01 12:00:{:02} INFO worker {} processed batch {} in {}ms\n",
+                i % 60,
+                i % 7,
+                3000 + i,
+                i % 90
+            )
+        },
+        |i| format!("test case_{i:04} ... ok\n"),
+        // Lines of a Node frame's shape, before the traceback's header.
+        |i| format!("    at step (/srv/app/index.js:{}:{})\n", 500 + i, i % 40),
+    ];
+    let mut inputs = Vec::new();
+    for (name, tb) in tracebacks {
+        for (r, run) in runs.iter().enumerate() {
+            for len in [12, 400] {
+                for between in ["", "collecting results\n"] {
+                    let mut input = String::from("starting\n");
+                    (0..len).for_each(|i| input.push_str(&run(i)));
+                    input.push_str(between);
+                    input.push_str(&tb(200));
+                    input.push_str("done in 3s\n");
+                    inputs.push((format!("{name}, run {r} of {len}, {between:?}"), input));
+                }
+            }
+        }
+    }
+    let (both, failures) = fold_and_traceback(&inputs, &[0, 2, 8, 32]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(both > 0, "no output shows both markers");
+}
+
+/// The same on rendered text: rows of one shape, a traceback, then the cursor moves
+/// back up over the traceback to redraw some rows and down past it again. A redrawn
+/// row holds writes from after the traceback, so a fold of the rows took a range
+/// running past the traceback-keep marker's start (`lines 3-82` before `lines 35-38`).
+/// A fold now names only lines short of the markers after it.
+#[test]
+fn a_shape_fold_of_rows_redrawn_after_a_traceback_does_not_overlap_its_marker() {
+    let mut inputs = Vec::new();
+    for rows in [6, 20, 80] {
+        for frames in [20, 60] {
+            for (from, to) in [(0, rows), (rows - 2, rows), (0, 2)] {
+                let mut input = String::from("starting\n");
+                for r in 0..rows {
+                    input.push_str(&format!("  worker {r}: batch {} ok\n", r * 3));
+                }
+                let tb = python_recursion(frames);
+                input.push_str(&tb);
+                // Up to row `from`, redraw rows from..to, back down below the traceback.
+                let below = tb.lines().count() + rows;
+                input.push_str(&format!("\x1b[{}A", below - from));
+                for r in from..to {
+                    input.push_str(&format!("\x1b[2K  worker {r}: batch {} ok\n", r * 3 + 1));
+                }
+                input.push_str(&format!("\x1b[{}B", below - to));
+                input.push_str("done\n");
+                inputs.push((format!("{rows} rows, {frames} frames, {from}..{to}"), input));
+            }
+        }
+    }
+    let (both, failures) = fold_and_traceback(&inputs, &[0, 1, 2, 4, 8, 16, 32]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(both > 0, "no output shows both markers");
+}

@@ -114,6 +114,16 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
     // holds writes from many original lines, so rows' line ranges interleave, and a
     // fold names only lines past the markers before it.
     let mut floor = 0u32;
+    // The first original line a marker line from each line on names (the least, as
+    // rows' ranges interleave): a fold names only lines short of the markers after it
+    // (a traceback-keep marker after rows redrawn once the traceback was printed).
+    let mut ceiling = vec![u32::MAX; n + 1];
+    for k in (0..n).rev() {
+        ceiling[k] = match src[k].marker {
+            Some(_) => ceiling[k + 1].min(src[k].src_first),
+            None => ceiling[k + 1],
+        };
+    }
     let mut i = 0;
     while i < n {
         let Some(run) = best_run(&keys, i) else {
@@ -135,7 +145,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
                 run,
                 eol,
                 raw,
-                &mut floor,
+                (&mut floor, &ceiling[i..=end]),
                 &mut out,
                 &mut done,
             );
@@ -225,7 +235,9 @@ fn in_traceback(doc: &Doc<'_>, lines: &[Line], a: usize, b: usize) -> bool {
 
 /// Folds the lines `lines` of `run` (`keys`: their shapes) into `out`: its first and
 /// last block, the salient lines between, and a marker for each stretch of the rest
-/// (or the lines themselves where a marker would be longer).
+/// (or the lines themselves where a marker would be longer). A marker names original
+/// lines from `floor` on, short of `ceiling[k]` for a stretch ending before line `k`
+/// of `lines` (`ceiling`: one entry a line and one past the end).
 #[allow(clippy::too_many_arguments)]
 fn fold_run(
     doc: &mut Doc<'_>,
@@ -234,7 +246,7 @@ fn fold_run(
     run: Run,
     eol: crate::doc::Eol,
     raw: &RawIndex,
-    floor: &mut u32,
+    (floor, ceiling): (&mut u32, &[u32]),
     out: &mut Vec<Line>,
     done: &mut Folded,
 ) {
@@ -259,7 +271,8 @@ fn fold_run(
         }
         let stretch = &mid[k..j];
         let shape = Shape::of(&keys[lo + k..lo + j], run.shapes);
-        match marker(doc, stretch, shape, eol, raw, *floor) {
+        let room = (*floor, ceiling[lo + j].saturating_sub(1));
+        match marker(doc, stretch, shape, eol, raw, room) {
             Some((line, (a, b), (s, e))) => {
                 *floor = line.src_last.saturating_add(1);
                 done.folds += 1;
@@ -303,24 +316,25 @@ impl Shape {
 }
 
 /// The marker line for `stretch` (lines of a run, described as `shape`), added to
-/// `doc`'s markers, with its line range (1-based, inclusive) and byte range, from
-/// original line `floor` (0-based) on; `None` when showing the lines is no longer or
-/// no line from `floor` on is left.
+/// `doc`'s markers, with its line range (1-based, inclusive) and byte range, within
+/// original lines `room` (0-based, inclusive: past the markers before it, short of
+/// those after it); `None` when showing the lines is no longer or no line of `room`
+/// is left.
 fn marker(
     doc: &mut Doc<'_>,
     stretch: &[Line],
     shape: Shape,
     eol: crate::doc::Eol,
     raw: &RawIndex,
-    floor: u32,
+    room: (u32, u32),
 ) -> Option<MarkerLine> {
     let (first, last) = (stretch[0], stretch[stretch.len() - 1]);
     let (a, b) = (
-        first.src_first.max(floor),
-        last.src_last.max(first.src_first),
+        first.src_first.max(room.0),
+        last.src_last.max(first.src_first).min(room.1),
     );
     if a > b {
-        // Every original line these rows show is named by a marker before them.
+        // Every original line these rows show is named by a marker around them.
         return None;
     }
     let bytes = raw.bytes(a, b);
