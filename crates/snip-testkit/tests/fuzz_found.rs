@@ -236,3 +236,64 @@ fn a_rendering_that_parses_as_json_is_checked_as_text() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out, b"5138");
 }
+
+/// The first pass through a real store (accounting checked), the second without one,
+/// as the `compress` fuzz target does: the second changes nothing.
+fn assert_idempotent(input: &[u8], cfg: &Config) {
+    let store = snip_testkit::TempStore::new();
+    let (once, _) = snip_testkit::compress_and_check(input, cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("budget {}: {e}", cfg.max_bytes));
+    let twice = snip_core::compress(&once, cfg, &mut snip_core::NoStore);
+    assert!(
+        twice.output == once,
+        "budget {}: not idempotent: {} bytes, then {} ({:?})",
+        cfg.max_bytes,
+        once.len(),
+        twice.output.len(),
+        twice
+            .rules
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect::<Vec<_>>()
+    );
+}
+
+/// Found by the `compress` target (budget 1,536 bytes): a coloured CRLF diff whose
+/// hunk counts end before its deleted lines do. Shortened by whole hunks, it kept only
+/// the lines outside hunks after a `diff-protect` marker: no diff header was left, so a
+/// second pass read it as text and elided it to 1,358 bytes. A line that is one of
+/// `diff-protect`'s own markers makes the input a diff.
+#[test]
+fn compressing_a_diff_shortened_to_no_header_again_changes_nothing() {
+    let data = include_bytes!("regressions/idempotence-colour-diff-crlf-1536.bin");
+    let (&b, input) = data.split_first().expect("a budget byte");
+    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64);
+    assert_idempotent(input, &cfg);
+}
+
+/// The same class built here: `git log -p` of commits whose one hunk each is larger
+/// than the diff budget, so every file header and hunk is elided and only the commit
+/// headers and messages (text outside files, always kept) and the markers are left.
+#[test]
+fn compressing_a_log_with_every_hunk_elided_again_changes_nothing() {
+    let mut input = String::new();
+    for c in 0..12 {
+        input.push_str(&format!(
+            "commit {:040x}\nAuthor: A <a@example.com>\nDate:   Tue Dec 1 12:00:{c:02} 2026\n\n    change {c}: rework the parser's table\n\n",
+            0xabc0 + c
+        ));
+        input.push_str(&format!(
+            "diff --git a/src/f{c}.rs b/src/f{c}.rs\nindex 1111111..2222222 100644\n--- a/src/f{c}.rs\n+++ b/src/f{c}.rs\n@@ -1,300 +1,300 @@\n"
+        ));
+        for i in 0..300 {
+            input.push_str(&format!("-let value_{i} = old_table[{i}];\n"));
+        }
+        for i in 0..300 {
+            input.push_str(&format!("+let value_{i} = new_table[{i}];\n"));
+        }
+    }
+    for b in [0, 4, 16] {
+        let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + b * 64);
+        assert_idempotent(input.as_bytes(), &cfg);
+    }
+}
