@@ -297,3 +297,22 @@ fn compressing_a_log_with_every_hunk_elided_again_changes_nothing() {
         assert_idempotent(input.as_bytes(), &cfg);
     }
 }
+
+/// Found by the `hook` target in the smoke: a `dd` progress stdout cut mid-frame
+/// whose last frame, all that its footerless rendering shows, is `5138022`. That
+/// parses as JSON, so the checker tiled it as a JSON document against the original's
+/// bytes. A footerless rendering is checked as the rendering it is.
+#[test]
+fn a_footerless_rendering_that_reads_as_json_is_accounted_for() {
+    for last in ["5138022", "null", "[1, 2]", "\"copied\""] {
+        let input = format!("\r306184192 bytes (306 MB, 292 MiB) copied, 1 s, 305 MB/s\r513802240 bytes (514 MB, 490 MiB) copied, 2 s, 257 MB/s\r{last}");
+        let store = snip_testkit::TempStore::new();
+        let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES);
+        let (out, _) = snip_testkit::compress_and_check(input.as_bytes(), &cfg, &store.handle)
+            .unwrap_or_else(|e| panic!("{last}: {e}"));
+        if last == "5138022" {
+            // The case found: the rendering shows the last frame alone.
+            assert_eq!(out, last.as_bytes());
+        }
+    }
+}
