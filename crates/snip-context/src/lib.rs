@@ -406,6 +406,10 @@ fn run_pass(
     calls.push(list.len());
     calls.dedup();
     let result_msg: Vec<usize> = slots.iter().map(|s| s.msg).collect();
+    let banked: Vec<usize> = slots
+        .iter()
+        .map(|s| s.text.as_deref().map_or(0, release::banked))
+        .collect();
     let leaving = release::released(
         settings,
         &release::Shape {
@@ -413,6 +417,7 @@ fn run_pass(
             result_msg: &result_msg,
             saving: &saving,
             calls: &calls,
+            banked: &banked,
         },
     );
     report.left_window = leaving;
