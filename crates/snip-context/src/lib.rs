@@ -14,7 +14,8 @@
 //!   released (may be summarised) only when it pays at the provider's cache prices
 //!   (the release rule, `release.rs`): the pass replays the conversation's earlier
 //!   calls and releases only when what it already saved against sending everything
-//!   pays for the cache re-write the release causes (so it never costs more than no
+//!   (with what per-result compression saved, as its markers state) pays for the
+//!   cache re-write the release causes (so it never costs more than no
 //!   compression, whatever the session's length), when the saving over the calls
 //!   expected to follow outweighs that re-write, and when the savings given up since
 //!   the last release reach it. The released count is a function of the

@@ -2,13 +2,15 @@
 //!
 //! Replacing an older result changes the request from that result on, so the provider
 //! re-writes everything after it into its prompt cache at the write price instead of
-//! reading it at the read price. Two conditions must hold for a release:
+//! reading it at the read price. Three conditions must hold for a release:
 //!
 //! - **It is paid for already.** The pass replays every earlier call of the
 //!   conversation (the request sent before each model turn) and keeps a ledger of what
 //!   it saved against sending everything: each call's cost with the pass minus the same
-//!   call's cost without it, at the settings' prices. A release is allowed only when
-//!   the ledger, after paying this call's re-write, is still at or above zero. So the
+//!   call's cost without it, at the settings' prices. Without it means the originals:
+//!   the bytes per-result compression already took out of a result, as its markers
+//!   state them ([`banked`]), count as sent. A release is allowed only when the
+//!   ledger, after paying this call's re-write, is still at or above zero. So the
 //!   pass never costs more than no compression at any session length, whenever the
 //!   session stops: the first release waits until it pays for itself on the call that
 //!   makes it (the released results are so large that sending their summaries, even
