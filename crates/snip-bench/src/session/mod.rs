@@ -1362,9 +1362,9 @@ mod tests {
     /// lengths (30 to 300 calls, 5 seeds) sends at most half the tokens of no
     /// compression and costs less than no compression and than `clear_tool_uses`
     /// with every price table, and no seed at any length costs more than no
-    /// compression. Ignored: it replays 5 sessions of 300 calls, about a minute of CPU
-    /// in a release build and many in a debug one (`cargo test --release -p
-    /// snip-bench --bin snip-bench targets -- --ignored`).
+    /// compression. Ignored: it replays 5 sessions of 300 calls three ways, 113 s in a
+    /// release build on a loaded 2-core machine and far longer in a debug one
+    /// (`cargo test --release -p snip-bench --bin snip-bench targets -- --ignored`).
     #[test]
     #[ignore = "a benchmark: run in release"]
     fn targets_on_the_realistic_family() {
