@@ -14,7 +14,8 @@
 //!   released (may be summarised) only when it pays at the provider's cache prices
 //!   (the release rule, `release.rs`): the pass replays the conversation's earlier
 //!   calls and releases only when what it already saved against sending everything
-//!   pays for the cache re-write the release causes (so it never costs more than no
+//!   (with what per-result compression saved, as its markers state) pays for the
+//!   cache re-write the release causes (so it never costs more than no
 //!   compression, whatever the session's length), when the saving over the calls
 //!   expected to follow outweighs that re-write, and when the savings given up since
 //!   the last release reach it. The released count is a function of the
@@ -406,6 +407,10 @@ fn run_pass(
     calls.push(list.len());
     calls.dedup();
     let result_msg: Vec<usize> = slots.iter().map(|s| s.msg).collect();
+    let banked: Vec<usize> = slots
+        .iter()
+        .map(|s| s.text.as_deref().map_or(0, release::banked))
+        .collect();
     let leaving = release::released(
         settings,
         &release::Shape {
@@ -413,6 +418,7 @@ fn run_pass(
             result_msg: &result_msg,
             saving: &saving,
             calls: &calls,
+            banked: &banked,
         },
     );
     report.left_window = leaving;

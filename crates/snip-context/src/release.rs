@@ -2,13 +2,15 @@
 //!
 //! Replacing an older result changes the request from that result on, so the provider
 //! re-writes everything after it into its prompt cache at the write price instead of
-//! reading it at the read price. Two conditions must hold for a release:
+//! reading it at the read price. Three conditions must hold for a release:
 //!
 //! - **It is paid for already.** The pass replays every earlier call of the
 //!   conversation (the request sent before each model turn) and keeps a ledger of what
 //!   it saved against sending everything: each call's cost with the pass minus the same
-//!   call's cost without it, at the settings' prices. A release is allowed only when
-//!   the ledger, after paying this call's re-write, is still at or above zero. So the
+//!   call's cost without it, at the settings' prices. Without it means the originals:
+//!   the bytes per-result compression already took out of a result, as its markers
+//!   state them ([`banked`]), count as sent. A release is allowed only when the
+//!   ledger, after paying this call's re-write, is still at or above zero. So the
 //!   pass never costs more than no compression at any session length, whenever the
 //!   session stops: the first release waits until it pays for itself on the call that
 //!   makes it (the released results are so large that sending their summaries, even
@@ -55,6 +57,9 @@ pub(crate) struct Shape<'a> {
     /// The calls of the conversation: for each, the number of leading messages its
     /// request sent (strictly increasing; the last is the whole request in hand).
     pub calls: &'a [usize],
+    /// For each tool result, the bytes per-result compression already took out of it,
+    /// as its markers state ([`banked`]): sending everything would have sent them too.
+    pub banked: &'a [usize],
 }
 
 /// The number of oldest tool results released (summarised where they can be).
@@ -65,6 +70,19 @@ pub(crate) fn released(s: &ContextSettings, shape: &Shape<'_>) -> usize {
     cum.push(0usize);
     for b in shape.msg_bytes {
         cum.push(cum.last().copied().unwrap_or(0) + b);
+    }
+    // whole[i] = bytes of messages[..i] as sending everything would have sent them:
+    // with what per-result compression took out of the results put back.
+    let mut extra = vec![0usize; shape.msg_bytes.len()];
+    for (i, &m) in shape.result_msg.iter().enumerate() {
+        if let (Some(e), Some(b)) = (extra.get_mut(m), shape.banked.get(i)) {
+            *e += b;
+        }
+    }
+    let mut whole = Vec::with_capacity(cum.len());
+    whole.push(0usize);
+    for (b, e) in shape.msg_bytes.iter().zip(&extra) {
+        whole.push(whole.last().copied().unwrap_or(0) + b + e);
     }
     let mut gsum = Vec::with_capacity(n + 1);
     gsum.push(0usize);
@@ -98,7 +116,7 @@ pub(crate) fn released(s: &ContextSettings, shape: &Shape<'_>) -> usize {
         while k < n && shape.result_msg[k] < p {
             k += 1;
         }
-        let none = cost(prev_all, cum[p]);
+        let none = cost(prev_all, whole[p]);
         // This call's cost with `to` results released, coming from `f`.
         let cost_to = |to: usize| -> i128 {
             let total = sent(to, p);
@@ -135,10 +153,65 @@ pub(crate) fn released(s: &ContextSettings, shape: &Shape<'_>) -> usize {
         }
         ledger += none - cost_to(to);
         f = to;
-        prev_all = cum[p];
+        prev_all = whole[p];
         prev_sent = sent(f, p);
     }
     f
+}
+
+/// The bytes per-result compression already took out of a tool result's text, as its
+/// markers state them (docs/markers.md): for each `[snip: …]` marker with a
+/// `bytes A-B` range (of the original, 0-based, half-open), `B - A` less the marker's
+/// own length, when positive. Markers without a byte range (repeats, footers, the
+/// middle of a JSON string) count nothing, and a range of a decoded JSON string counts
+/// fewer bytes than its escaped text had, so the figure errs low. Text that quotes
+/// markers it did not come from (a read of this documentation) is counted as if it
+/// had.
+pub(crate) fn banked(text: &str) -> usize {
+    const OPEN: &str = "[snip: ";
+    let mut total = 0usize;
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        let tail = &rest[at..];
+        // A marker is one line and ends at its first `]` (its `what` has none); one
+        // that does not end so is not counted.
+        let end = tail.find([']', '\n']).unwrap_or(tail.len());
+        if tail.as_bytes().get(end) == Some(&b']') {
+            let marker = &tail[..=end];
+            if let Some((a, b)) = elided_range(marker) {
+                total = total.saturating_add(b.saturating_sub(a).saturating_sub(marker.len()));
+            }
+        }
+        rest = &tail[end.max(OPEN.len())..];
+    }
+    total
+}
+
+/// The original byte range a marker stands for: its `bytes A-B`, or for a
+/// `json-fields` marker in a long string (which has none), its restore call's
+/// `start`/`end` (bytes of the decoded string). A footer's call covers the whole
+/// original, not what was removed, so no other call is read.
+fn elided_range(marker: &str) -> Option<(usize, usize)> {
+    let number = |s: &str| -> Option<usize> {
+        let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        s[..end].parse().ok()
+    };
+    let mut parts = marker.split(" \u{b7} ");
+    let rule = parts.nth(1)?;
+    let mut call = None;
+    for p in parts {
+        if let Some((a, b)) = p.strip_prefix("bytes ").and_then(|r| r.split_once('-')) {
+            return Some((number(a)?, number(b)?));
+        }
+        call = p.strip_prefix("restore: ").or(call);
+    }
+    let call = call.filter(|_| rule == "json-fields")?;
+    if !call.contains("mode=\"bytes\"") && !call.contains("mode=\\\"bytes\\\"") {
+        return None;
+    }
+    let start = number(&call[call.find(" start=")? + " start=".len()..])?;
+    let end = number(&call[call.find(" end=")? + " end=".len()..])?;
+    Some((start, end))
 }
 
 /// Bytes of framing counted per message (its role, keys and separators as the model
@@ -168,6 +241,18 @@ mod tests {
     /// (assistant, tool) pairs. Returns, for each call `k` (1-based: the request holds
     /// `k` results), the sizes of its messages as the pass sends them.
     fn session(s: &ContextSettings, n: usize, size: usize, save: usize) -> Vec<Vec<usize>> {
+        session_banked(s, n, size, save, 0)
+    }
+
+    /// [`session`] where per-result compression already took `banked` bytes out of
+    /// each result.
+    fn session_banked(
+        s: &ContextSettings,
+        n: usize,
+        size: usize,
+        save: usize,
+        banked: usize,
+    ) -> Vec<Vec<usize>> {
         let mut msg_bytes = vec![100];
         let mut result_msg = Vec::new();
         for _ in 0..n {
@@ -176,6 +261,7 @@ mod tests {
             result_msg.push(msg_bytes.len() - 1);
         }
         let saving = vec![save; n];
+        let banked = vec![banked; n];
         (1..=n)
             .map(|k| {
                 let len = result_msg[k - 1] + 1;
@@ -189,6 +275,7 @@ mod tests {
                         result_msg: &result_msg[..k],
                         saving: &saving[..k],
                         calls: &calls,
+                        banked: &banked[..k],
                     },
                 );
                 let mut sent = msg_bytes[..len].to_vec();
@@ -321,9 +408,77 @@ mod tests {
                 result_msg: &result_msg,
                 saving: &[0; 40],
                 calls: &shape_calls,
+                banked: &[],
             },
         );
         assert_eq!(f, 38);
+    }
+
+    #[test]
+    fn what_per_result_compression_banked_pays_for_releases() {
+        // Results of 3,000 bytes that were 20,000 before per-result compression:
+        // sending everything would have sent 20,000 each.
+        let s = settings(2, 125, 10);
+        let n = 200;
+        let (size, save, banked) = (3_000, 2_500, 17_000);
+        let alone = released_counts(&session(&s, n, size, save), size);
+        let credited = released_counts(&session_banked(&s, n, size, save, banked), size);
+        let first = |v: &[usize]| v.iter().position(|&f| f > 0).unwrap_or(n);
+        assert!(
+            first(&credited) < first(&alone),
+            "{credited:?} vs {alone:?}"
+        );
+        // Still never above sending the originals, at any length.
+        let reqs = session_banked(&s, n, size, save, banked);
+        let originals = session(
+            &ContextSettings {
+                keep_last: n,
+                ..s.clone()
+            },
+            n,
+            size + banked,
+            save,
+        );
+        let (mut pass, mut none) = (0, 0);
+        for (k, (p, w)) in costs(&s, &reqs, &originals).into_iter().enumerate() {
+            pass += p;
+            none += w;
+            assert!(pass <= none, "call {k}: {pass} > {none}");
+        }
+    }
+
+    #[test]
+    fn banked_reads_the_byte_ranges_of_markers() {
+        let elide = "[snip: 287 lines (8897 bytes) elided \u{b7} head-tail-elide \u{b7} lines 316-602 \u{b7} bytes 9811-18708 \u{b7} restore: snip_restore(id=\"sn_d20a249d6d680916d10b4b09\", mode=\"lines\", start=316, end=602)]";
+        let repeat = "[snip: previous line repeated 1341 more times \u{b7} repeat-collapse \u{b7} lines 9-1349 \u{b7} restore: snip_restore(id=\"sn_39c58ac398d4125a87f3b0b8\", mode=\"lines\", start=9, end=1349)]";
+        let want = 18_708 - 9_811 - elide.len();
+        assert_eq!(banked(&format!("head\n{elide}\ntail\n")), want);
+        // No byte range: nothing is counted.
+        assert_eq!(banked(&format!("a\n{repeat}\nb")), 0);
+        // Inside a JSON string (quotes escaped), twice.
+        let json = serde_json::to_string(
+            &serde_json::json!({"output": format!("x\n{elide}\ny\n{elide}")}),
+        )
+        .unwrap();
+        let escaped = serde_json::to_string(elide).unwrap().len() - 2;
+        assert_eq!(banked(&json), 2 * (18_708 - 9_811 - escaped));
+        // A marker whose range is shorter than itself, a cut one, a summary: nothing.
+        assert_eq!(banked("[snip: 1 line (3 bytes) elided \u{b7} head-tail-elide \u{b7} bytes 0-3 \u{b7} lossless]"), 0);
+        assert_eq!(
+            banked("[snip: 5 bytes elided \u{b7} head-tail-elide \u{b7} bytes 0-900"),
+            0
+        );
+        assert_eq!(banked("[snip: x \u{b7} y \u{b7} bytes 9-"), 0);
+        assert_eq!(banked("no markers [snip: at all"), 0);
+        // A long JSON string's middle: the call's range, escaped or not.
+        let field = "[snip: 28083 bytes elided from this string \u{b7} json-fields \u{b7} restore: snip_restore(id=\"sn_2d985c68fc82ca9cf934fe72\", mode=\"bytes\", field=\"/content\", start=512, end=28595)]";
+        assert_eq!(banked(field), 28_083 - field.len());
+        let json =
+            serde_json::to_string(&serde_json::json!({"content": format!("a…{field}…b")})).unwrap();
+        let escaped = serde_json::to_string(field).unwrap().len() - 2;
+        assert_eq!(banked(&json), 28_083 - escaped);
+        // A footer's call is the whole original, not what was removed.
+        assert_eq!(banked("x\n[snip: removed 404 redrawn progress frames \u{b7} terminal-render \u{b7} restore: snip_restore(id=\"sn_7523e762f3f2a430ddfbd929\", mode=\"bytes\", start=0, end=18102)]"), 0);
     }
 
     #[test]

@@ -925,10 +925,19 @@ fn sweep(args: &Args) -> Result<Report, String> {
 
 /// The sweep over `pol` (the first policy is the baseline ratios are taken to).
 fn sweep_with(args: &Args, pol: Vec<(String, Policy)>) -> Result<Report, String> {
+    sweep_families(args, pol, &["bench", "realistic"])
+}
+
+/// [`sweep_with`] on some of the families.
+fn sweep_families(
+    args: &Args,
+    pol: Vec<(String, Policy)>,
+    families: &[&'static str],
+) -> Result<Report, String> {
     let max = *args.lengths.iter().max().unwrap_or(&2);
     let mut tokens = TokenCounter::default();
     let mut cells = Vec::new();
-    for family in ["bench", "realistic"] {
+    for &family in families {
         for seed in 1..=args.seeds {
             let session = match family {
                 "bench" => Session::build(max, max * 45 / 100, seed, 30_000)?,
@@ -1278,10 +1287,10 @@ mod tests {
         assert!(sum(&pass) < sum(&none));
     }
 
-    /// The pass never costs more than not running it, at any session length and with
-    /// every price table: alone (on the host's results) against no compression, and
-    /// as hosts run it (after per-result compression) against per-result compression
-    /// only. Short sessions included: there the pass must do nothing.
+    /// The pass never costs more than no compression, at any session length and with
+    /// every price table: alone (on the host's results), and as hosts run it (after
+    /// per-result compression, whose markers it credits to its ledger). Short
+    /// sessions included: there the pass alone must do nothing.
     #[test]
     fn the_pass_never_costs_more_than_not_running_it() {
         let args = Args {
@@ -1309,7 +1318,7 @@ mod tests {
             ),
         ];
         let report = sweep_with(&args, pol).unwrap();
-        let mut released = 0;
+        let (mut released, mut released_after) = (0, 0);
         for family in ["bench", "realistic"] {
             for seed in 1..=args.seeds {
                 for &l in &args.lengths {
@@ -1329,41 +1338,62 @@ mod tests {
                             none.cost[k]
                         );
                         assert!(
-                            both.cost[k] <= per.cost[k] + 1e-9,
+                            both.cost[k] <= none.cost[k] + 1e-9,
                             "per-result + pass: {at}: {} > {}",
                             both.cost[k],
-                            per.cost[k]
+                            none.cost[k]
                         );
                     }
                     if pass.tokens < none.tokens {
                         released += 1;
                     }
+                    if both.tokens < per.tokens {
+                        released_after += 1;
+                    }
                 }
             }
         }
         // The guarantee is not met by never releasing anything.
-        assert!(released > 0);
+        assert!(released > 0 && released_after > 0);
     }
 
-    /// The targets of `docs/context.md` on the realistic family (slow in debug builds:
-    /// `cargo test --release -p snip-bench --bin snip-bench session -- --ignored`).
+    /// The targets of `docs/context.md` on the realistic family: at the defaults, as
+    /// hosts run the pass (after per-result compression), the median over seeds and
+    /// lengths (30 to 300 calls, 5 seeds) sends at most half the tokens of no
+    /// compression and costs less than no compression and than `clear_tool_uses`
+    /// with every price table, and no seed at any length costs more than no
+    /// compression. Ignored: it replays 5 sessions of 300 calls three ways, 113 s in a
+    /// release build on a loaded 2-core machine and far longer in a debug one
+    /// (`cargo test --release -p snip-bench --bin snip-bench targets -- --ignored`).
     #[test]
     #[ignore = "a benchmark: run in release"]
     fn targets_on_the_realistic_family() {
-        let report = sweep(&Args::default()).unwrap();
-        println!("{}", report.render(false));
-        let new = &report.policies[3];
+        let all = policies(false);
+        let pick = |prefix: &str| {
+            all.iter()
+                .find(|(name, _)| name.starts_with(prefix))
+                .cloned()
+                .unwrap()
+        };
+        let pol = vec![
+            pick("no compression"),
+            pick("snip: per-result + pass"),
+            pick("clear_tool_uses"),
+        ];
+        let report = sweep_families(&Args::default(), pol, &["realistic"]).unwrap();
+        let (new, clear) = (&report.policies[1], &report.policies[2]);
         let t = report.ratios("realistic", new, |c| c.tokens as f64);
-        assert!(median(t.iter().map(|x| x.1).collect()) <= 0.5);
-        let clear = &report.policies[6];
-        assert!(clear.starts_with("clear_tool_uses"));
-        for k in 0..PROVIDERS.len() {
+        assert_eq!(t.len(), 30);
+        let tokens = median(t.iter().map(|x| x.1).collect());
+        assert!(tokens <= 0.5, "tokens: {tokens}");
+        for (k, p) in PROVIDERS.iter().enumerate() {
             let c = report.ratios("realistic", new, |c| c.cost[k]);
             let m = median(c.iter().map(|x| x.1).collect());
-            assert!(m < 1.0);
-            assert!(c.iter().all(|x| x.1 <= 1.0), "{c:?}");
+            assert!(m < 1.0, "{}: {m}", p.name);
+            assert!(c.iter().all(|x| x.1 <= 1.0), "{}: {c:?}", p.name);
             let cl = report.ratios("realistic", clear, |c| c.cost[k]);
-            assert!(m < median(cl.iter().map(|x| x.1).collect()));
+            let mc = median(cl.iter().map(|x| x.1).collect());
+            assert!(m < mc, "{}: {m} vs clear_tool_uses {mc}", p.name);
         }
     }
 }
