@@ -6,6 +6,11 @@
 //! `39.08MB/s`, `0:00:02`, `1,234`, `4.2 MB`) read as `0`, every hex id (a word of 7 or
 //! more hex digits with a digit in it) as `h`, every path-like word (one holding a `/`,
 //! or a file name `name.ext`) as `P`, and every run of spaces and tabs as one space.
+//! A line of a *name column* (a listing: `ls -l`, `Setting up NAME (1.2-3) ...`) reads
+//! as its shape with that column's word masked: the line's masked words equal those
+//! of at least two lines among the [`NAME_WINDOW`] before and after it but one word,
+//! the same word for both, whose values differ from each other too (distinct names;
+//! a status word such as `ok` repeats, so a `FAILED` line keeps its own shape).
 //! A *run* is a stretch of consecutive lines whose shapes all belong to a set of 1 to
 //! [`MAX_PERIOD`] shapes (the first distinct shapes from its start), at least
 //! [`MIN_BLOCKS`] lines per shape: one line ×1,400, a file-name line and its stats line
@@ -16,8 +21,12 @@
 //! half-open) and a restore call for exactly those lines. A line of
 //! the run whose unmasked text differs (a `FAILED` among `ok`s) has another shape, so
 //! it ends the run and stays. A salient line inside a run (an error word of priority 2
-//! or above) is never folded: it stays as a line, for `head-tail-elide` to show as an
-//! island or count in its gap marker with its line number. A run that is a
+//! or above) stays as a line, for `head-tail-elide` to show as an island or count in
+//! its gap marker with its line number; when the document is still over the budget
+//! with every one of them kept, a salient line whose shape is already shown in its
+//! run (the first block or a salient line kept before it) folds too, and the marker
+//! counts such lines and names the first [`COUNTED_LINES`] of their line numbers
+//! (`…, 198 salient lines among them at 811, 813, 815, 817, …`). A run that is a
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
 //! `traceback-keep` marker) is left whole.
 //!
@@ -47,6 +56,9 @@ pub(crate) const MAX_PERIOD: usize = 4;
 
 /// Fewest lines per shape a run must have to fold.
 pub(crate) const MIN_BLOCKS: usize = 3;
+
+/// Line numbers a marker names for the salient lines it counts.
+const COUNTED_LINES: usize = 4;
 
 /// Salience a line needs to stay inside a run (warnings fold; errors stay).
 const KEPT_PRIORITY: u8 = 2;
@@ -90,23 +102,55 @@ pub(crate) struct Folded {
 
 /// Folds every run of one shape in `doc` (see the module docs). `raw` maps original
 /// line numbers to byte offsets for the markers.
-pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Folded {
-    let n = doc.lines.len();
-    let mut done = Folded::default();
-    if n < MIN_BLOCKS {
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folded {
+    if doc.lines.len() < MIN_BLOCKS {
+        return Folded::default();
+    }
+    let keys = run_keys(doc);
+    let lines = doc.lines.clone();
+    let markers = doc.markers.len();
+    let done = fold(doc, &keys, raw, false);
+    if doc.size() <= config.max_bytes {
         return done;
     }
+    // Still over the budget with every salient line kept: copies of a salient line's
+    // shape fold too, counted in their marker.
+    doc.lines = lines;
+    doc.markers.truncate(markers);
+    fold(doc, &keys, raw, true)
+}
+
+/// Each line's run key: its fold shape, or its name-column key
+/// ([`name_column_keys`]); a marker line's never equals another line's.
+fn run_keys(doc: &Doc<'_>) -> Vec<u64> {
     let mut scratch = Vec::new();
+    let mut words = Words::default();
     let keys: Vec<u64> = doc
         .lines
         .iter()
         .enumerate()
         .map(|(k, l)| match l.marker {
             // A marker line never matches anything: it ends a run.
-            Some(_) => !(k as u64),
-            None => fold_shape_in(doc.text(l), &mut scratch),
+            Some(_) => {
+                words.push_none();
+                !(k as u64)
+            }
+            None => {
+                let key = fold_shape_in(doc.text(l), &mut scratch);
+                words.push(&scratch);
+                key
+            }
         })
         .collect();
+    name_column_keys(&keys, &words)
+}
+
+/// One folding pass over `doc` (`keys`: its lines' run keys); with `fold_copies`, a
+/// salient line of a shape already shown in its run folds too (counted in the
+/// marker with its line number).
+fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, fold_copies: bool) -> Folded {
+    let n = doc.lines.len();
+    let mut done = Folded::default();
     let eol = doc.dominant_eol();
     let src = std::mem::take(&mut doc.lines);
     let mut out: Vec<Line> = Vec::with_capacity(n);
@@ -116,7 +160,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
     let mut floor = 0u32;
     let mut i = 0;
     while i < n {
-        let Some(run) = best_run(&keys, i) else {
+        let Some(run) = best_run(keys, i) else {
             if src[i].marker.is_some() {
                 floor = floor.max(src[i].src_last.saturating_add(1));
             }
@@ -133,6 +177,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
                 &src[i..end],
                 &keys[i..end],
                 run,
+                fold_copies,
                 eol,
                 raw,
                 &mut floor,
@@ -232,6 +277,7 @@ fn fold_run(
     lines: &[Line],
     keys: &[u64],
     run: Run,
+    fold_copies: bool,
     eol: crate::doc::Eol,
     raw: &RawIndex,
     floor: &mut u32,
@@ -242,9 +288,26 @@ fn fold_run(
     out.extend_from_slice(&lines[..run.first]);
     let (lo, hi) = (run.first, n - run.last);
     let mid = &lines[lo..hi];
+    // A salient line stays unless a line of its shape is already shown (in the
+    // first block or kept before it): copies of one error shape are counted in the
+    // marker with their line numbers instead.
+    let mut seen: Vec<u64> = keys[..run.first].to_vec();
+    let mut counted = vec![false; mid.len()];
     let keep: Vec<bool> = mid
         .iter()
-        .map(|l| salience(doc.text(l)) >= KEPT_PRIORITY)
+        .enumerate()
+        .map(|(k, l)| {
+            if salience(doc.text(l)) < KEPT_PRIORITY {
+                return false;
+            }
+            let key = keys[lo + k];
+            if fold_copies && seen.contains(&key) {
+                counted[k] = true;
+                return false;
+            }
+            seen.push(key);
+            true
+        })
         .collect();
     let mut k = 0;
     while k < mid.len() {
@@ -259,7 +322,11 @@ fn fold_run(
         }
         let stretch = &mid[k..j];
         let shape = Shape::of(&keys[lo + k..lo + j], run.shapes);
-        match marker(doc, stretch, shape, eol, raw, *floor) {
+        let salient: Vec<u64> = (k..j)
+            .filter(|&x| counted[x])
+            .map(|x| u64::from(mid[x].src_first) + 1)
+            .collect();
+        match marker(doc, stretch, shape, &salient, eol, raw, *floor) {
             Some((line, (a, b), (s, e))) => {
                 *floor = line.src_last.saturating_add(1);
                 done.folds += 1;
@@ -302,14 +369,16 @@ impl Shape {
     }
 }
 
-/// The marker line for `stretch` (lines of a run, described as `shape`), added to
-/// `doc`'s markers, with its line range (1-based, inclusive) and byte range, from
-/// original line `floor` (0-based) on; `None` when showing the lines is no longer or
-/// no line from `floor` on is left.
+/// The marker line for `stretch` (lines of a run, described as `shape`; `salient`:
+/// the 1-based line numbers of the salient lines among them), added to `doc`'s
+/// markers, with its line range (1-based, inclusive) and byte range, from original
+/// line `floor` (0-based) on; `None` when showing the lines is no longer or no line
+/// from `floor` on is left.
 fn marker(
     doc: &mut Doc<'_>,
     stretch: &[Line],
     shape: Shape,
+    salient: &[u64],
     eol: crate::doc::Eol,
     raw: &RawIndex,
     floor: u32,
@@ -326,7 +395,7 @@ fn marker(
     let bytes = raw.bytes(a, b);
     let count = stretch.len();
     let size = bytes.1 - bytes.0;
-    let what = match shape {
+    let mut what = match shape {
         Shape::One => format!(
             "{count} similar {} ({size} bytes) elided",
             if count == 1 { "line" } else { "lines" }
@@ -337,6 +406,21 @@ fn marker(
         ),
         Shape::Mixed(s) => format!("{count} similar lines of {s} shapes ({size} bytes) elided"),
     };
+    if !salient.is_empty() {
+        // Salient lines of a shape shown above: a count and where they are.
+        let n = salient.len();
+        let named: Vec<String> = salient
+            .iter()
+            .take(COUNTED_LINES)
+            .map(u64::to_string)
+            .collect();
+        let more = if n > COUNTED_LINES { ", …" } else { "" };
+        let word = if n == 1 { "line" } else { "lines" };
+        what.push_str(&format!(
+            ", {n} salient {word} among them at {}{more}",
+            named.join(", ")
+        ));
+    }
     let lines = (u64::from(a) + 1, u64::from(b) + 1);
     let m = Marker {
         what,
@@ -358,6 +442,120 @@ fn marker(
 
 /// A fold's marker line, its line range (1-based, inclusive) and byte range.
 type MarkerLine = (Line, (u64, u64), (u64, u64));
+
+/// Most words a line may have for its name column to be looked for.
+const MAX_WORDS: usize = 32;
+
+/// Lines before and after a line compared with it to find its name column.
+const NAME_WINDOW: usize = 8;
+
+/// The masked words of every line (their hashes), for [`name_column_keys`]: line
+/// `k`'s words are `hashes[offs[k]..offs[k + 1]]`; a marker line, or a line of more
+/// than [`MAX_WORDS`] words, has none.
+#[derive(Debug, Default)]
+struct Words {
+    hashes: Vec<u64>,
+    offs: Vec<usize>,
+}
+
+impl Words {
+    /// Adds a line whose masked text is `masked` (words separated by one space).
+    fn push(&mut self, masked: &[u8]) {
+        use std::hash::BuildHasher as _;
+        if self.offs.is_empty() {
+            self.offs.push(0);
+        }
+        let start = self.hashes.len();
+        let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
+        for w in masked.split(|&c| c == b' ').filter(|w| !w.is_empty()) {
+            if self.hashes.len() - start == MAX_WORDS {
+                self.hashes.truncate(start);
+                break;
+            }
+            self.hashes.push(hasher.hash_one(w));
+        }
+        self.offs.push(self.hashes.len());
+    }
+
+    /// Adds a line with no words (a marker line).
+    fn push_none(&mut self) {
+        if self.offs.is_empty() {
+            self.offs.push(0);
+        }
+        self.offs.push(self.hashes.len());
+    }
+
+    /// Line `k`'s word hashes.
+    fn of(&self, k: usize) -> &[u64] {
+        &self.hashes[self.offs[k]..self.offs[k + 1]]
+    }
+}
+
+/// The run keys: each line's shape, or, for a line of a *name column*, its shape
+/// with that column's word masked. Line `i` has a name column `j` when at least two
+/// lines within [`NAME_WINDOW`] lines of it have as many words and differ from it in
+/// word `j` alone, with values there that differ from each other too: a listing's
+/// names (`ls -l`, `Setting up NAME …`) differ on every line, where a status column
+/// (`ok` … `FAILED` … `ok`) repeats its usual value, so the line that differs there
+/// keeps its own shape and ends the run.
+fn name_column_keys(keys: &[u64], words: &Words) -> Vec<u64> {
+    use std::hash::BuildHasher as _;
+    let n = keys.len();
+    let mut out = keys.to_vec();
+    // Candidates: (column, value) of each neighbour differing in one word.
+    let mut diffs: Vec<(usize, u64)> = Vec::with_capacity(2 * NAME_WINDOW);
+    for i in 0..n {
+        let wi = words.of(i);
+        if wi.len() < 2 {
+            continue;
+        }
+        diffs.clear();
+        let lo = i.saturating_sub(NAME_WINDOW);
+        let hi = (i + NAME_WINDOW + 1).min(n);
+        for m in (lo..hi).filter(|&m| m != i) {
+            let wm = words.of(m);
+            if wm.len() != wi.len() || keys[m] == keys[i] {
+                continue;
+            }
+            let mut at = None;
+            let mut count = 0;
+            for (j, (a, b)) in wi.iter().zip(wm).enumerate() {
+                if a != b {
+                    count += 1;
+                    if count > 1 {
+                        break;
+                    }
+                    at = Some(j);
+                }
+            }
+            if let (1, Some(j)) = (count, at) {
+                diffs.push((j, wm[j]));
+            }
+        }
+        // A column where two neighbours differ from this line and from each other.
+        let column = diffs.iter().enumerate().find_map(|(a, &(j, v))| {
+            diffs[a + 1..]
+                .iter()
+                .any(|&(k, u)| k == j && u != v)
+                .then_some(j)
+        });
+        if let Some(j) = column {
+            let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ NAME_SEED);
+            let mut masked: Vec<u64> = Vec::with_capacity(wi.len() + 1);
+            masked.push(j as u64);
+            masked.extend(
+                wi.iter()
+                    .enumerate()
+                    .map(|(k, &w)| if k == j { 0 } else { w }),
+            );
+            out[i] = hasher.hash_one(&masked);
+        }
+    }
+    out
+}
+
+/// Mixed into the seed of name-column keys (they never equal a plain shape's).
+const NAME_SEED: u64 = 0x0a3e_c01d;
 
 /// Whether `w` (a whitespace-delimited word) reads as a path or file name: it holds a
 /// `/` next to a letter or digit, or it is `name.ext` (a name, a dot, 1 to 8 letters
@@ -530,6 +728,62 @@ mod tests {
         assert!(!same("ERROR acct-01234: bad", "WARN acct-01234: bad"));
         assert!(same("ERROR acct-01234: bad", "ERROR acct-05678: bad"));
         assert!(!same("ok.", "done."));
+    }
+
+    /// The run keys of `lines` (see [`name_column_keys`]).
+    fn keys_of(lines: &[&str]) -> Vec<u64> {
+        let mut words = Words::default();
+        let mut buf = Vec::new();
+        let keys: Vec<u64> = lines
+            .iter()
+            .map(|l| {
+                let k = fold_shape_in(l.as_bytes(), &mut buf);
+                words.push(&buf);
+                k
+            })
+            .collect();
+        name_column_keys(&keys, &words)
+    }
+
+    #[test]
+    fn a_column_of_distinct_names_is_masked() {
+        let names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+        let lines: Vec<String> = names
+            .iter()
+            .map(|n| format!("drwxr-xr-x 2 root root 4096 Nov 29 23:42 {n}"))
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let keys = keys_of(&refs);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+        // Names in another column (`Setting up NAME (VERSION) ...`) too.
+        let keys = keys_of(&[
+            "Setting up libogg (1.3.5-3) ...",
+            "Setting up libspeex (1.2.1-2) ...",
+            "Setting up libshine (3.1.1-2) ...",
+            "Setting up libgsm (1.0.22-1) ...",
+        ]);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+    }
+
+    #[test]
+    fn a_status_column_that_repeats_is_not_a_name_column() {
+        // Six `ok`s around one `FAILED`: the `FAILED` line keeps its own shape, so it
+        // ends the run; the `ok` lines keep theirs.
+        let mut lines = vec!["test parse ... ok"; 7];
+        lines[3] = "test parse ... FAILED";
+        let keys = keys_of(&lines);
+        let plain = fold_shape(b"test parse ... ok");
+        assert_eq!(keys[3], fold_shape(b"test parse ... FAILED"));
+        assert!(keys.iter().enumerate().all(|(k, &v)| k == 3 || v == plain));
+        // Two different names around it change nothing: two values, each repeated.
+        let keys = keys_of(&[
+            "GET /a 200 ok",
+            "GET /a 200 ok",
+            "GET /a 200 slow",
+            "GET /a 200 ok",
+            "GET /a 200 ok",
+        ]);
+        assert_ne!(keys[2], keys[1]);
     }
 
     #[test]
