@@ -24,7 +24,8 @@
 //! or above) stays as a line, for `head-tail-elide` to show as an island or count in
 //! its gap marker with its line number; when the document is still over the budget
 //! with every one of them kept, a salient line whose shape is already shown in its
-//! run (the first block or a salient line kept before it) folds too, and the marker
+//! run (the first block or a salient line kept before it) is kept only while such
+//! copies take at most `salient_bytes` in all; past that it folds, and the marker
 //! counts such lines and names the first [`COUNTED_LINES`] of their line numbers
 //! (`…, 198 salient lines among them at 811, 813, 815, 817, …`). A run that is a
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
@@ -109,7 +110,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     let keys = run_keys(doc);
     let lines = doc.lines.clone();
     let markers = doc.markers.len();
-    let done = fold(doc, &keys, raw, false);
+    let done = fold(doc, &keys, raw, None);
     if doc.size() <= config.max_bytes {
         return done;
     }
@@ -117,7 +118,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     // shape fold too, counted in their marker.
     doc.lines = lines;
     doc.markers.truncate(markers);
-    fold(doc, &keys, raw, true)
+    fold(doc, &keys, raw, Some(config.salient_bytes))
 }
 
 /// Each line's run key: its fold shape, or its name-column key
@@ -145,10 +146,12 @@ fn run_keys(doc: &Doc<'_>) -> Vec<u64> {
     name_column_keys(&keys, &words)
 }
 
-/// One folding pass over `doc` (`keys`: its lines' run keys); with `fold_copies`, a
-/// salient line of a shape already shown in its run folds too (counted in the
-/// marker with its line number).
-fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, fold_copies: bool) -> Folded {
+/// One folding pass over `doc` (`keys`: its lines' run keys); with `copies` (bytes), a
+/// salient line of a shape already shown in its run is kept only while such lines
+/// take at most that many bytes in all, and folds past them (counted in the marker
+/// with its line number).
+fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, copies: Option<usize>) -> Folded {
+    let mut copies = copies;
     let n = doc.lines.len();
     let mut done = Folded::default();
     let eol = doc.dominant_eol();
@@ -177,7 +180,7 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, fold_copies: bool) -> F
                 &src[i..end],
                 &keys[i..end],
                 run,
-                fold_copies,
+                &mut copies,
                 eol,
                 raw,
                 &mut floor,
@@ -277,7 +280,7 @@ fn fold_run(
     lines: &[Line],
     keys: &[u64],
     run: Run,
-    fold_copies: bool,
+    copies: &mut Option<usize>,
     eol: crate::doc::Eol,
     raw: &RawIndex,
     floor: &mut u32,
@@ -301,7 +304,13 @@ fn fold_run(
                 return false;
             }
             let key = keys[lo + k];
-            if fold_copies && seen.contains(&key) {
+            if let Some(left) = copies.as_mut().filter(|_| seen.contains(&key)) {
+                // A copy: kept while the room for copies lasts.
+                let size = doc.line_size(l);
+                if size <= *left {
+                    *left -= size;
+                    return true;
+                }
                 counted[k] = true;
                 return false;
             }
