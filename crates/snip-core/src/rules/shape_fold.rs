@@ -31,6 +31,14 @@
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
 //! `traceback-keep` marker) is left whole.
 //!
+//! Folds of *distinct data* (a run of one shape whose masked paths or names differ:
+//! a `du` or `find` listing, one item a line) get room back: when the folded document ends
+//! under 90% of the budget, each such fold shows the same share of its lines from its
+//! two ends, the share that brings the document to about 90% of the budget (never
+//! over it). Folds of lines that differ only in numbers and ids, and folds of blocks
+//! of several shapes (a file name and its stats line: the per-item lines would take
+//! the room), stay whole: the result may end far below the budget.
+//!
 //! **Why.** Test runners, copy tools, loggers and recursion tracebacks repeat one
 //! line shape thousands of times with only numbers, ids or names changed. Head and
 //! tail elision fills the budget with those copies; one copy and a count say the same,
@@ -99,6 +107,9 @@ pub(crate) struct Folded {
     pub lines: u64,
     /// Original bytes the markers stand for.
     pub bytes: u64,
+    /// Bytes (as shown) of the folded lines that are distinct data: lines of one
+    /// shape whose paths or names differ.
+    pub distinct: u64,
 }
 
 /// Folds every run of one shape in `doc` (see the module docs). `raw` maps original
@@ -107,25 +118,69 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     if doc.lines.len() < MIN_BLOCKS {
         return Folded::default();
     }
-    let keys = run_keys(doc);
+    let (keys, lits) = run_keys(doc);
     let lines = doc.lines.clone();
     let markers = doc.markers.len();
-    let done = fold(doc, &keys, raw, None);
-    if doc.size() <= config.max_bytes {
+    let mut how = How {
+        lits: &lits,
+        copies: None,
+        share: None,
+    };
+    let mut done = fold(doc, &keys, raw, &mut how);
+    if doc.size() > config.max_bytes {
+        // Still over the budget with every salient line kept: copies of a salient
+        // line's shape fold too, counted in their marker.
+        doc.lines.clone_from(&lines);
+        doc.markers.truncate(markers);
+        how.copies = Some(config.salient_bytes);
+        done = fold(doc, &keys, raw, &mut how);
+    }
+    // Room left under the budget goes back to distinct data: each fold of distinct
+    // lines shows the same share of them, from its two ends.
+    let size = doc.size();
+    let target = config.max_bytes / 10 * 9;
+    if size >= target || done.distinct == 0 {
         return done;
     }
-    // Still over the budget with every salient line kept: copies of a salient line's
-    // shape fold too, counted in their marker.
-    doc.lines = lines;
+    let share = (target - size) as f64 / done.distinct as f64;
+    let folded = std::mem::replace(&mut doc.lines, lines);
+    let folded_markers = doc.markers.split_off(markers);
+    how.share = Some(share);
+    if let Some(c) = how.copies.as_mut() {
+        *c = config.salient_bytes;
+    }
+    let given = fold(doc, &keys, raw, &mut how);
+    if doc.size() <= config.max_bytes {
+        return given;
+    }
+    // Never over the budget for it: the folds as they were.
+    doc.lines = folded;
     doc.markers.truncate(markers);
-    fold(doc, &keys, raw, Some(config.salient_bytes))
+    doc.markers.extend(folded_markers);
+    done
 }
 
-/// Each line's run key: its fold shape, or its name-column key
-/// ([`name_column_keys`]); a marker line's never equals another line's.
-fn run_keys(doc: &Doc<'_>) -> Vec<u64> {
+/// How one folding pass treats what it may keep.
+struct How<'a> {
+    /// Each line's literal key: its shape with the paths and the name it masks.
+    lits: &'a [u64],
+    /// Bytes left for salient lines of a shape already shown in their run (`None`:
+    /// every salient line stays).
+    copies: Option<usize>,
+    /// The share (0 to 1) of each fold of distinct lines shown from its two ends.
+    share: Option<f64>,
+}
+
+/// Each line's run key (its fold shape, or its name-column key, see
+/// [`name_column_keys`]; a marker line's never equals another line's) and literal
+/// key (the run key with the masked paths and name put back).
+fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
+    use std::hash::BuildHasher as _;
     let mut scratch = Vec::new();
+    let mut paths = Vec::new();
     let mut words = Words::default();
+    let mut lits = Vec::with_capacity(doc.lines.len());
+    let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
     let keys: Vec<u64> = doc
         .lines
         .iter()
@@ -134,24 +189,24 @@ fn run_keys(doc: &Doc<'_>) -> Vec<u64> {
             // A marker line never matches anything: it ends a run.
             Some(_) => {
                 words.push_none();
+                lits.push(!(k as u64));
                 !(k as u64)
             }
             None => {
-                let key = fold_shape_in(doc.text(l), &mut scratch);
+                paths.clear();
+                let key = shape_and_paths(doc.text(l), &mut scratch, &mut paths);
                 words.push(&scratch);
+                lits.push(hasher.hash_one((key, paths.as_slice())));
                 key
             }
         })
         .collect();
-    name_column_keys(&keys, &words)
+    let keys = name_column_keys(&keys, &words, &mut lits);
+    (keys, lits)
 }
 
-/// One folding pass over `doc` (`keys`: its lines' run keys); with `copies` (bytes), a
-/// salient line of a shape already shown in its run is kept only while such lines
-/// take at most that many bytes in all, and folds past them (counted in the marker
-/// with its line number).
-fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, copies: Option<usize>) -> Folded {
-    let mut copies = copies;
+/// One folding pass over `doc` (`keys`: its lines' run keys), as `how` says.
+fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> Folded {
     let n = doc.lines.len();
     let mut done = Folded::default();
     let eol = doc.dominant_eol();
@@ -179,8 +234,9 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, copies: Option<usize>) 
                 doc,
                 &src[i..end],
                 &keys[i..end],
+                &how.lits[i..end],
                 run,
-                &mut copies,
+                how,
                 eol,
                 raw,
                 &mut floor,
@@ -279,8 +335,9 @@ fn fold_run(
     doc: &mut Doc<'_>,
     lines: &[Line],
     keys: &[u64],
+    lits: &[u64],
     run: Run,
-    copies: &mut Option<usize>,
+    how: &mut How<'_>,
     eol: crate::doc::Eol,
     raw: &RawIndex,
     floor: &mut u32,
@@ -304,7 +361,7 @@ fn fold_run(
                 return false;
             }
             let key = keys[lo + k];
-            if let Some(left) = copies.as_mut().filter(|_| seen.contains(&key)) {
+            if let Some(left) = how.copies.as_mut().filter(|_| seen.contains(&key)) {
                 // A copy: kept while the room for copies lasts.
                 let size = doc.line_size(l);
                 if size <= *left {
@@ -329,25 +386,67 @@ fn fold_run(
         while j < mid.len() && !keep[j] {
             j += 1;
         }
-        let stretch = &mid[k..j];
-        let shape = Shape::of(&keys[lo + k..lo + j], run.shapes);
-        let salient: Vec<u64> = (k..j)
-            .filter(|&x| counted[x])
-            .map(|x| u64::from(mid[x].src_first) + 1)
-            .collect();
-        match marker(doc, stretch, shape, &salient, eol, raw, *floor) {
-            Some((line, (a, b), (s, e))) => {
-                *floor = line.src_last.saturating_add(1);
-                done.folds += 1;
-                done.lines += b + 1 - a;
-                done.bytes += e - s;
-                out.push(line);
-            }
-            None => out.extend_from_slice(stretch),
+        // Distinct data: one item a line (a run of one shape, a block's per-item
+        // stats lines would take the room) whose paths or names differ.
+        let distinct = run.shapes == 1 && is_distinct(&keys[lo + k..lo + j], &lits[lo + k..lo + j]);
+        // With room to give back, a fold of distinct lines shows its share of them
+        // from its two ends.
+        let (mut a, mut b) = (k, j);
+        if let Some(share) = how.share.filter(|_| distinct) {
+            let sizes = |r: &mut dyn Iterator<Item = usize>, room: f64| {
+                let mut used = 0.0;
+                r.take_while(|&x| {
+                    used += doc.line_size(&mid[x]) as f64;
+                    used <= room
+                })
+                .count()
+            };
+            let total: usize = mid[k..j].iter().map(|l| doc.line_size(l)).sum();
+            let room = share * total as f64 / 2.0;
+            a += sizes(&mut (k..j), room);
+            b -= sizes(&mut (a..j).rev(), room);
+            out.extend_from_slice(&mid[k..a]);
         }
+        if a < b {
+            let stretch = &mid[a..b];
+            let shape = Shape::of(&keys[lo + a..lo + b], run.shapes);
+            let salient: Vec<u64> = (a..b)
+                .filter(|&x| counted[x])
+                .map(|x| u64::from(mid[x].src_first) + 1)
+                .collect();
+            match marker(doc, stretch, shape, &salient, eol, raw, *floor) {
+                Some((line, (fa, fb), (s, e))) => {
+                    *floor = line.src_last.saturating_add(1);
+                    done.folds += 1;
+                    done.lines += fb + 1 - fa;
+                    done.bytes += e - s;
+                    if distinct {
+                        done.distinct +=
+                            stretch.iter().map(|l| doc.line_size(l) as u64).sum::<u64>();
+                    }
+                    out.push(line);
+                }
+                None => out.extend_from_slice(stretch),
+            }
+        }
+        out.extend_from_slice(&mid[b..j]);
         k = j;
     }
     out.extend_from_slice(&lines[hi..]);
+}
+
+/// Whether lines of run keys `keys` and literal keys `lits` are distinct data: two of
+/// them share a run key but not their paths or names.
+fn is_distinct(keys: &[u64], lits: &[u64]) -> bool {
+    let mut first: Vec<(u64, u64)> = Vec::with_capacity(MAX_PERIOD);
+    for (&k, &l) in keys.iter().zip(lits) {
+        match first.iter().find(|(fk, _)| *fk == k) {
+            Some(&(_, fl)) if fl != l => return true,
+            Some(_) => {}
+            None => first.push((k, l)),
+        }
+    }
+    false
 }
 
 /// How a marker describes the lines it folds.
@@ -507,7 +606,7 @@ impl Words {
 /// names (`ls -l`, `Setting up NAME …`) differ on every line, where a status column
 /// (`ok` … `FAILED` … `ok`) repeats its usual value, so the line that differs there
 /// keeps its own shape and ends the run.
-fn name_column_keys(keys: &[u64], words: &Words) -> Vec<u64> {
+fn name_column_keys(keys: &[u64], words: &Words, lits: &mut [u64]) -> Vec<u64> {
     use std::hash::BuildHasher as _;
     let n = keys.len();
     let mut out = keys.to_vec();
@@ -558,6 +657,7 @@ fn name_column_keys(keys: &[u64], words: &Words) -> Vec<u64> {
                     .map(|(k, &w)| if k == j { 0 } else { w }),
             );
             out[i] = hasher.hash_one(&masked);
+            lits[i] = hasher.hash_one((lits[i], wi[j]));
         }
     }
     out
@@ -603,7 +703,14 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
 /// [`fold_shape`] with `buf` as scratch (cleared first; reused across lines so that
 /// no line allocates). The masked text is written into `buf` a slice at a time and
 /// hashed once, not a byte at a time.
+#[cfg(test)]
 pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
+    shape_and_paths(t, buf, &mut Vec::new())
+}
+
+/// [`fold_shape_in`], also appending each path-like word it masks to `paths` (each
+/// followed by a NUL).
+fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     use std::hash::BuildHasher as _;
     buf.clear();
     let n = t.len();
@@ -625,6 +732,8 @@ pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
                 .map_or(n, |k| i + k);
             if path_like(&t[i..e]) {
                 buf.push(b'P');
+                paths.extend_from_slice(&t[i..e]);
+                paths.push(0);
                 i = e;
                 continue;
             }
@@ -751,7 +860,7 @@ mod tests {
                 k
             })
             .collect();
-        name_column_keys(&keys, &words)
+        name_column_keys(&keys, &words, &mut vec![0; lines.len()])
     }
 
     #[test]
