@@ -23,9 +23,10 @@
 //! it ends the run and stays. A salient line inside a run (an error word of priority 2
 //! or above) stays as a line, for `head-tail-elide` to show as an island or count in
 //! its gap marker with its line number; when the document is still over the budget
-//! with every one of them kept, a salient line whose shape is already shown in its
-//! run (the first block or a salient line kept before it) is kept only while such
-//! copies take at most `salient_bytes` in all; past that it folds, and the marker
+//! with every one of them kept, and folding them brings it within the budget, a
+//! salient line whose shape is already shown in its run (the first block or a salient
+//! line kept before it) is kept only while such copies take at most `salient_bytes`
+//! in all; past that it folds, and the marker
 //! counts such lines and names the first [`COUNTED_LINES`] of their line numbers
 //! (`…, 198 salient lines among them at 811, 813, 815, 817, …`). A run that is a
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
@@ -129,11 +130,20 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     let mut done = fold(doc, &keys, raw, &mut how);
     if doc.size() > config.max_bytes {
         // Still over the budget with every salient line kept: copies of a salient
-        // line's shape fold too, counted in their marker.
-        doc.lines.clone_from(&lines);
-        doc.markers.truncate(markers);
+        // line's shape fold too, counted in their marker, when that brings the text
+        // within the budget (else `head-tail-elide` would elide the markers that
+        // count them, and it places or counts every salient line itself).
+        let kept = std::mem::replace(&mut doc.lines, lines.clone());
+        let kept_markers = doc.markers.split_off(markers);
         how.copies = Some(config.salient_bytes);
-        done = fold(doc, &keys, raw, &mut how);
+        let folded = fold(doc, &keys, raw, &mut how);
+        if doc.size() > config.max_bytes {
+            doc.lines = kept;
+            doc.markers.truncate(markers);
+            doc.markers.extend(kept_markers);
+            return done;
+        }
+        done = folded;
     }
     // Room left under the budget goes back to distinct data: each fold of distinct
     // lines shows the same share of them, from its two ends.
