@@ -316,10 +316,12 @@ mod tests {
                     format!("error: disk {} failed to spin up\n", name(i)).as_bytes(),
                 );
             } else {
-                // Distinct words in each line (`name`): no two lines share a shape,
-                // so `shape-fold` leaves the log alone.
+                // Distinct words in two columns of each line (`name`): no two lines
+                // share a shape, nor all words but a name column, so `shape-fold`
+                // leaves the log alone.
+                let n = name(i);
                 v.extend_from_slice(
-                    format!("line {i:07} \x1b[32mok\x1b[0m pkg-{}\n", name(i)).as_bytes(),
+                    format!("line {i:07} {n} \x1b[32mok\x1b[0m pkg-{n}\n").as_bytes(),
                 );
             }
         }

@@ -336,3 +336,81 @@ fn a_cut_rendered_line_restores_by_bytes() {
         "{call}"
     );
 }
+
+/// A two-line block (a request and its error) repeated 1,500 times with one error of
+/// another shape among them, over the budget even with every salient line kept: the
+/// distinct error is shown, copies of the repeated error are shown while the salient
+/// room lasts, and the rest are counted in their fold's marker with their first line
+/// numbers; the output is far under the budget.
+#[test]
+fn copies_of_a_salient_shape_fold_with_a_count_and_a_distinct_error_stays() {
+    let mut s = String::new();
+    for i in 0..1500 {
+        s.push_str(&format!("GET /health id={i} 404\n"));
+        s.push_str(&format!("error: not found: /health (request {i})\n"));
+        if i == 900 {
+            s.push_str("error: 501 unsupported method POST on /api/jobs\n");
+        }
+    }
+    let config = Config::default();
+    let out = String::from_utf8(compress(s.as_bytes(), &config, &mut NoStore).output).unwrap();
+    assert!(
+        out.contains("error: 501 unsupported method POST on /api/jobs\n"),
+        "{out}"
+    );
+    let shown = out.matches("error: not found").count();
+    assert!(
+        shown > 2 && shown * 40 < config.salient_bytes + 2 * 40 * 4,
+        "{shown}\n{out}"
+    );
+    let counted: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("[snip:") && l.contains("salient lines among them at"))
+        .collect();
+    assert!(!counted.is_empty(), "{out}");
+    // Every error line is shown or counted: the counts add up.
+    let total: usize = counted
+        .iter()
+        .map(|l| {
+            let k = l.find(" salient lines among them").unwrap();
+            let start = l[..k].rfind(", ").unwrap() + 2;
+            l[start..k].parse::<usize>().unwrap()
+        })
+        .sum();
+    assert_eq!(shown + total, 1500, "{out}");
+    assert!(out.len() < config.max_bytes / 2, "{}", out.len());
+}
+
+/// A listing of distinct paths (a `du`-like size and path per line) a little over the
+/// budget: the fold gives the room under the budget back, so the output ends within
+/// 80-100% of the budget, showing lines from both ends of the run. Lines that differ
+/// only in numbers fold whole and end far below the budget.
+#[test]
+fn a_fold_of_distinct_paths_gets_the_room_back_and_numbers_only_do_not() {
+    let words = [
+        "alpha", "bravo", "cedar", "delta", "ember", "fjord", "gamma",
+    ];
+    let mut s = String::new();
+    for i in 0..1000 {
+        let (a, b, c) = (words[i % 7], words[(i / 7) % 7], words[(i / 49) % 7]);
+        s.push_str(&format!("{}K\tnode/lib/{c}/{b}/{a}/{i}\n", 4 + i % 97));
+    }
+    let config = Config::default();
+    assert!(s.len() > config.max_bytes);
+    let out = String::from_utf8(compress(s.as_bytes(), &config, &mut NoStore).output).unwrap();
+    assert!(
+        out.len() <= config.max_bytes && out.len() * 10 >= config.max_bytes * 8,
+        "{}",
+        out.len()
+    );
+    let shown = out.lines().filter(|l| l.contains("\tnode/lib/")).count();
+    assert!(shown > 200, "{shown}");
+    assert!(out.contains("shape-fold"), "{out}");
+
+    let mut s = String::new();
+    for i in 0..3000 {
+        s.push_str(&format!("test case_{i:04} ... ok ({} ms)\n", i % 37));
+    }
+    let out = compress(s.as_bytes(), &config, &mut NoStore).output;
+    assert!(out.len() < 1024, "{}", out.len());
+}

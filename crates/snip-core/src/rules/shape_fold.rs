@@ -6,6 +6,11 @@
 //! `39.08MB/s`, `0:00:02`, `1,234`, `4.2 MB`) read as `0`, every hex id (a word of 7 or
 //! more hex digits with a digit in it) as `h`, every path-like word (one holding a `/`,
 //! or a file name `name.ext`) as `P`, and every run of spaces and tabs as one space.
+//! A line of a *name column* (a listing: `ls -l`, `Setting up NAME (1.2-3) ...`) reads
+//! as its shape with that column's word masked: the line's masked words equal those
+//! of at least two lines among the [`NAME_WINDOW`] before and after it but one word,
+//! the same word for both, whose values differ from each other too (distinct names;
+//! a status word such as `ok` repeats, so a `FAILED` line keeps its own shape).
 //! A *run* is a stretch of consecutive lines whose shapes all belong to a set of 1 to
 //! [`MAX_PERIOD`] shapes (the first distinct shapes from its start), at least
 //! [`MIN_BLOCKS`] lines per shape: one line ×1,400, a file-name line and its stats line
@@ -16,10 +21,24 @@
 //! half-open) and a restore call for exactly those lines. A line of
 //! the run whose unmasked text differs (a `FAILED` among `ok`s) has another shape, so
 //! it ends the run and stays. A salient line inside a run (an error word of priority 2
-//! or above) is never folded: it stays as a line, for `head-tail-elide` to show as an
-//! island or count in its gap marker with its line number. A run that is a
+//! or above) stays as a line, for `head-tail-elide` to show as an island or count in
+//! its gap marker with its line number; when the document is still over the budget
+//! with every one of them kept, and folding them brings it within the budget, a
+//! salient line whose shape is already shown in its run (the first block or a salient
+//! line kept before it) is kept only while such copies take at most `salient_bytes`
+//! in all; past that it folds, and the marker
+//! counts such lines and names the first [`COUNTED_LINES`] of their line numbers
+//! (`…, 198 salient lines among them at 811, 813, 815, 817, …`). A run that is a
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
 //! `traceback-keep` marker) is left whole.
+//!
+//! Folds of *distinct data* (a run of one shape whose masked paths or names differ:
+//! a `du` or `find` listing, one item a line) get room back: when the folded document ends
+//! under 90% of the budget, each such fold shows the same share of its lines from its
+//! two ends, the share that brings the document to about 90% of the budget (never
+//! over it). Folds of lines that differ only in numbers and ids, and folds of blocks
+//! of several shapes (a file name and its stats line: the per-item lines would take
+//! the room), stay whole: the result may end far below the budget.
 //!
 //! **Why.** Test runners, copy tools, loggers and recursion tracebacks repeat one
 //! line shape thousands of times with only numbers, ids or names changed. Head and
@@ -47,6 +66,9 @@ pub(crate) const MAX_PERIOD: usize = 4;
 
 /// Fewest lines per shape a run must have to fold.
 pub(crate) const MIN_BLOCKS: usize = 3;
+
+/// Line numbers a marker names for the salient lines it counts.
+const COUNTED_LINES: usize = 4;
 
 /// Salience a line needs to stay inside a run (warnings fold; errors stay).
 const KEPT_PRIORITY: u8 = 2;
@@ -86,27 +108,117 @@ pub(crate) struct Folded {
     pub lines: u64,
     /// Original bytes the markers stand for.
     pub bytes: u64,
+    /// Bytes (as shown) of the folded lines that are distinct data: lines of one
+    /// shape whose paths or names differ.
+    pub distinct: u64,
 }
 
 /// Folds every run of one shape in `doc` (see the module docs). `raw` maps original
 /// line numbers to byte offsets for the markers.
-pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Folded {
-    let n = doc.lines.len();
-    let mut done = Folded::default();
-    if n < MIN_BLOCKS {
+pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folded {
+    if doc.lines.len() < MIN_BLOCKS {
+        return Folded::default();
+    }
+    let (keys, lits) = run_keys(doc);
+    let lines = doc.lines.clone();
+    let markers = doc.markers.len();
+    let mut how = How {
+        lits: &lits,
+        copies: None,
+        share: None,
+    };
+    let mut done = fold(doc, &keys, raw, &mut how);
+    if doc.size() > config.max_bytes {
+        // Still over the budget with every salient line kept: copies of a salient
+        // line's shape fold too, counted in their marker, when that brings the text
+        // within the budget (else `head-tail-elide` would elide the markers that
+        // count them, and it places or counts every salient line itself).
+        let kept = std::mem::replace(&mut doc.lines, lines.clone());
+        let kept_markers = doc.markers.split_off(markers);
+        how.copies = Some(config.salient_bytes);
+        let folded = fold(doc, &keys, raw, &mut how);
+        if doc.size() > config.max_bytes {
+            doc.lines = kept;
+            doc.markers.truncate(markers);
+            doc.markers.extend(kept_markers);
+            return done;
+        }
+        done = folded;
+    }
+    // Room left under the budget goes back to distinct data: each fold of distinct
+    // lines shows the same share of them, from its two ends.
+    let size = doc.size();
+    let target = config.max_bytes / 10 * 9;
+    if size >= target || done.distinct == 0 {
         return done;
     }
+    let share = (target - size) as f64 / done.distinct as f64;
+    let folded = std::mem::replace(&mut doc.lines, lines);
+    let folded_markers = doc.markers.split_off(markers);
+    how.share = Some(share);
+    if let Some(c) = how.copies.as_mut() {
+        *c = config.salient_bytes;
+    }
+    let given = fold(doc, &keys, raw, &mut how);
+    if doc.size() <= config.max_bytes {
+        return given;
+    }
+    // Never over the budget for it: the folds as they were.
+    doc.lines = folded;
+    doc.markers.truncate(markers);
+    doc.markers.extend(folded_markers);
+    done
+}
+
+/// How one folding pass treats what it may keep.
+struct How<'a> {
+    /// Each line's literal key: its shape with the paths and the name it masks.
+    lits: &'a [u64],
+    /// Bytes left for salient lines of a shape already shown in their run (`None`:
+    /// every salient line stays).
+    copies: Option<usize>,
+    /// The share (0 to 1) of each fold of distinct lines shown from its two ends.
+    share: Option<f64>,
+}
+
+/// Each line's run key (its fold shape, or its name-column key, see
+/// [`name_column_keys`]; a marker line's never equals another line's) and literal
+/// key (the run key with the masked paths and name put back).
+fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
+    use std::hash::BuildHasher as _;
     let mut scratch = Vec::new();
+    let mut paths = Vec::new();
+    let mut words = Words::default();
+    let mut lits = Vec::with_capacity(doc.lines.len());
+    let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
     let keys: Vec<u64> = doc
         .lines
         .iter()
         .enumerate()
         .map(|(k, l)| match l.marker {
             // A marker line never matches anything: it ends a run.
-            Some(_) => !(k as u64),
-            None => fold_shape_in(doc.text(l), &mut scratch),
+            Some(_) => {
+                words.push_none();
+                lits.push(!(k as u64));
+                !(k as u64)
+            }
+            None => {
+                paths.clear();
+                let key = shape_and_paths(doc.text(l), &mut scratch, &mut paths);
+                words.push(&scratch);
+                lits.push(hasher.hash_one((key, paths.as_slice())));
+                key
+            }
         })
         .collect();
+    let keys = name_column_keys(&keys, &words, &mut lits);
+    (keys, lits)
+}
+
+/// One folding pass over `doc` (`keys`: its lines' run keys), as `how` says.
+fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> Folded {
+    let n = doc.lines.len();
+    let mut done = Folded::default();
     let eol = doc.dominant_eol();
     let src = std::mem::take(&mut doc.lines);
     let mut out: Vec<Line> = Vec::with_capacity(n);
@@ -126,7 +238,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
     }
     let mut i = 0;
     while i < n {
-        let Some(run) = best_run(&keys, i) else {
+        let Some(run) = best_run(keys, i) else {
             if src[i].marker.is_some() {
                 floor = floor.max(src[i].src_last.saturating_add(1));
             }
@@ -142,7 +254,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, _config: &Config, raw: &RawIndex) -> Fold
                 doc,
                 &src[i..end],
                 &keys[i..end],
+                &how.lits[i..end],
                 run,
+                how,
                 eol,
                 raw,
                 (&mut floor, &ceiling[i..=end]),
@@ -243,7 +357,9 @@ fn fold_run(
     doc: &mut Doc<'_>,
     lines: &[Line],
     keys: &[u64],
+    lits: &[u64],
     run: Run,
+    how: &mut How<'_>,
     eol: crate::doc::Eol,
     raw: &RawIndex,
     (floor, ceiling): (&mut u32, &[u32]),
@@ -254,9 +370,32 @@ fn fold_run(
     out.extend_from_slice(&lines[..run.first]);
     let (lo, hi) = (run.first, n - run.last);
     let mid = &lines[lo..hi];
+    // A salient line stays unless a line of its shape is already shown (in the
+    // first block or kept before it): copies of one error shape are counted in the
+    // marker with their line numbers instead.
+    let mut seen: Vec<u64> = keys[..run.first].to_vec();
+    let mut counted = vec![false; mid.len()];
     let keep: Vec<bool> = mid
         .iter()
-        .map(|l| salience(doc.text(l)) >= KEPT_PRIORITY)
+        .enumerate()
+        .map(|(k, l)| {
+            if salience(doc.text(l)) < KEPT_PRIORITY {
+                return false;
+            }
+            let key = keys[lo + k];
+            if let Some(left) = how.copies.as_mut().filter(|_| seen.contains(&key)) {
+                // A copy: kept while the room for copies lasts.
+                let size = doc.line_size(l);
+                if size <= *left {
+                    *left -= size;
+                    return true;
+                }
+                counted[k] = true;
+                return false;
+            }
+            seen.push(key);
+            true
+        })
         .collect();
     let mut k = 0;
     while k < mid.len() {
@@ -269,22 +408,68 @@ fn fold_run(
         while j < mid.len() && !keep[j] {
             j += 1;
         }
-        let stretch = &mid[k..j];
-        let shape = Shape::of(&keys[lo + k..lo + j], run.shapes);
-        let room = (*floor, ceiling[lo + j].saturating_sub(1));
-        match marker(doc, stretch, shape, eol, raw, room) {
-            Some((line, (a, b), (s, e))) => {
-                *floor = line.src_last.saturating_add(1);
-                done.folds += 1;
-                done.lines += b + 1 - a;
-                done.bytes += e - s;
-                out.push(line);
-            }
-            None => out.extend_from_slice(stretch),
+        // Distinct data: one item a line (a run of one shape, a block's per-item
+        // stats lines would take the room) whose paths or names differ.
+        let distinct = run.shapes == 1 && is_distinct(&keys[lo + k..lo + j], &lits[lo + k..lo + j]);
+        // With room to give back, a fold of distinct lines shows its share of them
+        // from its two ends.
+        let (mut a, mut b) = (k, j);
+        if let Some(share) = how.share.filter(|_| distinct) {
+            let sizes = |r: &mut dyn Iterator<Item = usize>, room: f64| {
+                let mut used = 0.0;
+                r.take_while(|&x| {
+                    used += doc.line_size(&mid[x]) as f64;
+                    used <= room
+                })
+                .count()
+            };
+            let total: usize = mid[k..j].iter().map(|l| doc.line_size(l)).sum();
+            let room = share * total as f64 / 2.0;
+            a += sizes(&mut (k..j), room);
+            b -= sizes(&mut (a..j).rev(), room);
+            out.extend_from_slice(&mid[k..a]);
         }
+        if a < b {
+            let stretch = &mid[a..b];
+            let shape = Shape::of(&keys[lo + a..lo + b], run.shapes);
+            let salient: Vec<u64> = (a..b)
+                .filter(|&x| counted[x])
+                .map(|x| u64::from(mid[x].src_first) + 1)
+                .collect();
+            let room = (*floor, ceiling[lo + b].saturating_sub(1));
+            match marker(doc, stretch, shape, &salient, eol, raw, room) {
+                Some((line, (fa, fb), (s, e))) => {
+                    *floor = line.src_last.saturating_add(1);
+                    done.folds += 1;
+                    done.lines += fb + 1 - fa;
+                    done.bytes += e - s;
+                    if distinct {
+                        done.distinct +=
+                            stretch.iter().map(|l| doc.line_size(l) as u64).sum::<u64>();
+                    }
+                    out.push(line);
+                }
+                None => out.extend_from_slice(stretch),
+            }
+        }
+        out.extend_from_slice(&mid[b..j]);
         k = j;
     }
     out.extend_from_slice(&lines[hi..]);
+}
+
+/// Whether lines of run keys `keys` and literal keys `lits` are distinct data: two of
+/// them share a run key but not their paths or names.
+fn is_distinct(keys: &[u64], lits: &[u64]) -> bool {
+    let mut first: Vec<(u64, u64)> = Vec::with_capacity(MAX_PERIOD);
+    for (&k, &l) in keys.iter().zip(lits) {
+        match first.iter().find(|(fk, _)| *fk == k) {
+            Some(&(_, fl)) if fl != l => return true,
+            Some(_) => {}
+            None => first.push((k, l)),
+        }
+    }
+    false
 }
 
 /// How a marker describes the lines it folds.
@@ -315,15 +500,16 @@ impl Shape {
     }
 }
 
-/// The marker line for `stretch` (lines of a run, described as `shape`), added to
-/// `doc`'s markers, with its line range (1-based, inclusive) and byte range, within
-/// original lines `room` (0-based, inclusive: past the markers before it, short of
-/// those after it); `None` when showing the lines is no longer or no line of `room`
-/// is left.
+/// The marker line for `stretch` (lines of a run, described as `shape`; `salient`:
+/// the 1-based line numbers of the salient lines among them), added to `doc`'s
+/// markers, with its line range (1-based, inclusive) and byte range, within original
+/// lines `room` (0-based, inclusive: past the markers before it, short of those after
+/// it); `None` when showing the lines is no longer or no line of `room` is left.
 fn marker(
     doc: &mut Doc<'_>,
     stretch: &[Line],
     shape: Shape,
+    salient: &[u64],
     eol: crate::doc::Eol,
     raw: &RawIndex,
     room: (u32, u32),
@@ -340,7 +526,7 @@ fn marker(
     let bytes = raw.bytes(a, b);
     let count = stretch.len();
     let size = bytes.1 - bytes.0;
-    let what = match shape {
+    let mut what = match shape {
         Shape::One => format!(
             "{count} similar {} ({size} bytes) elided",
             if count == 1 { "line" } else { "lines" }
@@ -351,6 +537,21 @@ fn marker(
         ),
         Shape::Mixed(s) => format!("{count} similar lines of {s} shapes ({size} bytes) elided"),
     };
+    if !salient.is_empty() {
+        // Salient lines of a shape shown above: a count and where they are.
+        let n = salient.len();
+        let named: Vec<String> = salient
+            .iter()
+            .take(COUNTED_LINES)
+            .map(u64::to_string)
+            .collect();
+        let more = if n > COUNTED_LINES { ", …" } else { "" };
+        let word = if n == 1 { "line" } else { "lines" };
+        what.push_str(&format!(
+            ", {n} salient {word} among them at {}{more}",
+            named.join(", ")
+        ));
+    }
     let lines = (u64::from(a) + 1, u64::from(b) + 1);
     let m = Marker {
         what,
@@ -372,6 +573,121 @@ fn marker(
 
 /// A fold's marker line, its line range (1-based, inclusive) and byte range.
 type MarkerLine = (Line, (u64, u64), (u64, u64));
+
+/// Most words a line may have for its name column to be looked for.
+const MAX_WORDS: usize = 32;
+
+/// Lines before and after a line compared with it to find its name column.
+const NAME_WINDOW: usize = 8;
+
+/// The masked words of every line (their hashes), for [`name_column_keys`]: line
+/// `k`'s words are `hashes[offs[k]..offs[k + 1]]`; a marker line, or a line of more
+/// than [`MAX_WORDS`] words, has none.
+#[derive(Debug, Default)]
+struct Words {
+    hashes: Vec<u64>,
+    offs: Vec<usize>,
+}
+
+impl Words {
+    /// Adds a line whose masked text is `masked` (words separated by one space).
+    fn push(&mut self, masked: &[u8]) {
+        use std::hash::BuildHasher as _;
+        if self.offs.is_empty() {
+            self.offs.push(0);
+        }
+        let start = self.hashes.len();
+        let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
+        for w in masked.split(|&c| c == b' ').filter(|w| !w.is_empty()) {
+            if self.hashes.len() - start == MAX_WORDS {
+                self.hashes.truncate(start);
+                break;
+            }
+            self.hashes.push(hasher.hash_one(w));
+        }
+        self.offs.push(self.hashes.len());
+    }
+
+    /// Adds a line with no words (a marker line).
+    fn push_none(&mut self) {
+        if self.offs.is_empty() {
+            self.offs.push(0);
+        }
+        self.offs.push(self.hashes.len());
+    }
+
+    /// Line `k`'s word hashes.
+    fn of(&self, k: usize) -> &[u64] {
+        &self.hashes[self.offs[k]..self.offs[k + 1]]
+    }
+}
+
+/// The run keys: each line's shape, or, for a line of a *name column*, its shape
+/// with that column's word masked. Line `i` has a name column `j` when at least two
+/// lines within [`NAME_WINDOW`] lines of it have as many words and differ from it in
+/// word `j` alone, with values there that differ from each other too: a listing's
+/// names (`ls -l`, `Setting up NAME …`) differ on every line, where a status column
+/// (`ok` … `FAILED` … `ok`) repeats its usual value, so the line that differs there
+/// keeps its own shape and ends the run.
+fn name_column_keys(keys: &[u64], words: &Words, lits: &mut [u64]) -> Vec<u64> {
+    use std::hash::BuildHasher as _;
+    let n = keys.len();
+    let mut out = keys.to_vec();
+    // Candidates: (column, value) of each neighbour differing in one word.
+    let mut diffs: Vec<(usize, u64)> = Vec::with_capacity(2 * NAME_WINDOW);
+    for i in 0..n {
+        let wi = words.of(i);
+        if wi.len() < 2 {
+            continue;
+        }
+        diffs.clear();
+        let lo = i.saturating_sub(NAME_WINDOW);
+        let hi = (i + NAME_WINDOW + 1).min(n);
+        for m in (lo..hi).filter(|&m| m != i) {
+            let wm = words.of(m);
+            if wm.len() != wi.len() || keys[m] == keys[i] {
+                continue;
+            }
+            let mut at = None;
+            let mut count = 0;
+            for (j, (a, b)) in wi.iter().zip(wm).enumerate() {
+                if a != b {
+                    count += 1;
+                    if count > 1 {
+                        break;
+                    }
+                    at = Some(j);
+                }
+            }
+            if let (1, Some(j)) = (count, at) {
+                diffs.push((j, wm[j]));
+            }
+        }
+        // A column where two neighbours differ from this line and from each other.
+        let column = diffs.iter().enumerate().find_map(|(a, &(j, v))| {
+            diffs[a + 1..]
+                .iter()
+                .any(|&(k, u)| k == j && u != v)
+                .then_some(j)
+        });
+        if let Some(j) = column {
+            let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ NAME_SEED);
+            let mut masked: Vec<u64> = Vec::with_capacity(wi.len() + 1);
+            masked.push(j as u64);
+            masked.extend(
+                wi.iter()
+                    .enumerate()
+                    .map(|(k, &w)| if k == j { 0 } else { w }),
+            );
+            out[i] = hasher.hash_one(&masked);
+            lits[i] = hasher.hash_one((lits[i], wi[j]));
+        }
+    }
+    out
+}
+
+/// Mixed into the seed of name-column keys (they never equal a plain shape's).
+const NAME_SEED: u64 = 0x0a3e_c01d;
 
 /// Whether `w` (a whitespace-delimited word) reads as a path or file name: it holds a
 /// `/` next to a letter or digit, or it is `name.ext` (a name, a dot, 1 to 8 letters
@@ -410,7 +726,14 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
 /// [`fold_shape`] with `buf` as scratch (cleared first; reused across lines so that
 /// no line allocates). The masked text is written into `buf` a slice at a time and
 /// hashed once, not a byte at a time.
+#[cfg(test)]
 pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
+    shape_and_paths(t, buf, &mut Vec::new())
+}
+
+/// [`fold_shape_in`], also appending each path-like word it masks to `paths` (each
+/// followed by a NUL).
+fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     use std::hash::BuildHasher as _;
     buf.clear();
     let n = t.len();
@@ -432,6 +755,8 @@ pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
                 .map_or(n, |k| i + k);
             if path_like(&t[i..e]) {
                 buf.push(b'P');
+                paths.extend_from_slice(&t[i..e]);
+                paths.push(0);
                 i = e;
                 continue;
             }
@@ -544,6 +869,62 @@ mod tests {
         assert!(!same("ERROR acct-01234: bad", "WARN acct-01234: bad"));
         assert!(same("ERROR acct-01234: bad", "ERROR acct-05678: bad"));
         assert!(!same("ok.", "done."));
+    }
+
+    /// The run keys of `lines` (see [`name_column_keys`]).
+    fn keys_of(lines: &[&str]) -> Vec<u64> {
+        let mut words = Words::default();
+        let mut buf = Vec::new();
+        let keys: Vec<u64> = lines
+            .iter()
+            .map(|l| {
+                let k = fold_shape_in(l.as_bytes(), &mut buf);
+                words.push(&buf);
+                k
+            })
+            .collect();
+        name_column_keys(&keys, &words, &mut vec![0; lines.len()])
+    }
+
+    #[test]
+    fn a_column_of_distinct_names_is_masked() {
+        let names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+        let lines: Vec<String> = names
+            .iter()
+            .map(|n| format!("drwxr-xr-x 2 root root 4096 Nov 29 23:42 {n}"))
+            .collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let keys = keys_of(&refs);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+        // Names in another column (`Setting up NAME (VERSION) ...`) too.
+        let keys = keys_of(&[
+            "Setting up libogg (1.3.5-3) ...",
+            "Setting up libspeex (1.2.1-2) ...",
+            "Setting up libshine (3.1.1-2) ...",
+            "Setting up libgsm (1.0.22-1) ...",
+        ]);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+    }
+
+    #[test]
+    fn a_status_column_that_repeats_is_not_a_name_column() {
+        // Six `ok`s around one `FAILED`: the `FAILED` line keeps its own shape, so it
+        // ends the run; the `ok` lines keep theirs.
+        let mut lines = vec!["test parse ... ok"; 7];
+        lines[3] = "test parse ... FAILED";
+        let keys = keys_of(&lines);
+        let plain = fold_shape(b"test parse ... ok");
+        assert_eq!(keys[3], fold_shape(b"test parse ... FAILED"));
+        assert!(keys.iter().enumerate().all(|(k, &v)| k == 3 || v == plain));
+        // Two different names around it change nothing: two values, each repeated.
+        let keys = keys_of(&[
+            "GET /a 200 ok",
+            "GET /a 200 ok",
+            "GET /a 200 slow",
+            "GET /a 200 ok",
+            "GET /a 200 ok",
+        ]);
+        assert_ne!(keys[2], keys[1]);
     }
 
     #[test]
