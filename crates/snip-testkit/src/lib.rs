@@ -125,28 +125,34 @@ struct Found {
 /// lossless footer: what snip returns for a short run of `\r` frames whose footer
 /// would outweigh the saving (docs/contract.md, guarantee 3).
 fn footerless_rendering(original: &[u8], output: &[u8]) -> bool {
-    let Some(r) = snip_core::rules::apply_one(
-        snip_core::RuleId::TerminalRender,
-        original,
-        &snip_core::Config::default(),
-    ) else {
+    let cfg = snip_core::Config::default();
+    let Some(r) = snip_core::rules::apply_one(snip_core::RuleId::TerminalRender, original, &cfg)
+    else {
         return false;
     };
-    // The footer is the last line; it is the only line when every frame was erased.
-    let last = r.strip_suffix(b"\n").unwrap_or(&r);
+    rendered_as(without_footer(&r), output)
+}
+
+/// `r` without its lossless footer line (the last line; the only line when every
+/// frame was erased).
+fn without_footer(r: &[u8]) -> &[u8] {
+    let last = r.strip_suffix(b"\n").unwrap_or(r);
     let last_start = last.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let body = if last[last_start..].starts_with(b"[snip: ") {
+    if last[last_start..].starts_with(b"[snip: ") {
         &r[..last_start]
     } else {
-        &r[..]
-    };
-    // The footer goes on a line of its own, after the text's dominant line ending
-    // (`\r\n` in a CRLF text): without it, an original with no final newline renders
-    // with none either.
+        r
+    }
+}
+
+/// Whether `output` is the rendering `body`. The footer goes on a line of its own,
+/// after the text's dominant line ending (`\r\n` in a CRLF text): without it, the
+/// last row shown may have no line ending (an original with no final newline, or a
+/// last row the cursor left before the end).
+fn rendered_as(body: &[u8], output: &[u8]) -> bool {
     body == output
-        || (!original.ends_with(b"\n")
-            && (body.strip_suffix(b"\r\n") == Some(output)
-                || body.strip_suffix(b"\n") == Some(output)))
+        || body.strip_suffix(b"\r\n") == Some(output)
+        || body.strip_suffix(b"\n") == Some(output)
 }
 
 /// Checks that `output` accounts for `original` exactly (see the crate docs).

@@ -316,3 +316,20 @@ fn a_footerless_rendering_that_reads_as_json_is_accounted_for() {
         }
     }
 }
+
+/// Found by the `compress` target: a short run of frames rendered without a footer
+/// whose last row shown is not the last one written (the cursor moved back up), so it
+/// has no line ending though the original ends with one; the checker allowed a
+/// missing final line ending only for an original without one.
+#[test]
+fn a_footerless_rendering_stripped_of_escapes_is_accounted_for() {
+    let (_, input) = split(include_bytes!(
+        "regressions/footerless-render-then-strip-1536.bin"
+    ));
+    let store = snip_testkit::TempStore::new();
+    let cfg = Config::with_budget(1536);
+    let (out, checked) = snip_testkit::compress_and_check(input, &cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(checked.markers, 0, "{}", String::from_utf8_lossy(&out));
+    assert!(out.len() < input.len() && !out.ends_with(b"\n") && input.ends_with(b"\n"));
+}
