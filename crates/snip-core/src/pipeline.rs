@@ -156,8 +156,9 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
             // A short run of `\r` frames (`Rebasing (1/3)\rRebasing (2/3)\r…`) whose
             // footer outweighs what rendering saved: rendered without a footer (what a
             // terminal shows; docs/contract.md, guarantee 3), so glued frames never
-            // reach the model. Only when nothing was elided.
-            if !lossy && l.counts.frames > 0 {
+            // reach the model. Only when rendering is the whole change: nothing
+            // elided, no other marker (a `repeat-collapse` run) in the text.
+            if !lossy && l.counts.frames > 0 && doc.lines.iter().all(|l| l.marker.is_none()) {
                 doc.footer.clear();
                 if doc.size() < input.len() {
                     return Outcome {

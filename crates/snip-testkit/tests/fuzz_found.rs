@@ -333,3 +333,29 @@ fn a_footerless_rendering_stripped_of_escapes_is_accounted_for() {
     assert_eq!(checked.markers, 0, "{}", String::from_utf8_lossy(&out));
     assert!(out.len() < input.len() && !out.ends_with(b"\n") && input.ends_with(b"\n"));
 }
+
+/// Found by the `compress` target: a short run of `\r` frames rendered without its
+/// footer (the footer outweighed the saving) while `repeat-collapse` had also put a
+/// marker in the text; the output was neither a bare rendering nor a text with its
+/// rendering footer. The footer is dropped only when rendering is the whole change.
+#[test]
+fn frames_and_a_collapsed_run_are_never_shown_without_the_rendering_footer() {
+    let store = snip_testkit::TempStore::new();
+    let cfg = Config::default();
+    let mut changed = 0;
+    for width in (8..90).step_by(3) {
+        let line = "x".repeat(width);
+        let input = format!(
+            "Rebasing (1/3)\rRebasing (2/3)\rRebasing (3/3)\rdone\n{line}\n{line}\n{line}\n{line}\nend\n"
+        );
+        let (out, _) = snip_testkit::compress_and_check(input.as_bytes(), &cfg, &store.handle)
+            .unwrap_or_else(|e| panic!("width {width}: {e}"));
+        changed += usize::from(out != input.as_bytes());
+    }
+    assert!(changed > 0, "no input changed");
+    let (_, input) = split(include_bytes!(
+        "regressions/footerless-with-repeat-collapse-1536.bin"
+    ));
+    snip_testkit::compress_and_check(input, &Config::with_budget(1536), &store.handle)
+        .unwrap_or_else(|e| panic!("{e}"));
+}
