@@ -19,9 +19,10 @@ ERROR_LINE = "ERROR: disk quota exceeded while writing shard 4711 (errno 122)"
 SECRET = "sk-proj-" + "Q7f3Kx9Lm2Np8Rt5Vw1Yz4Bc6Df0Gh3Jk7Mn9Pq2St5Uv8Wx"
 LINES = 6600
 
-# Distinct rows (each carries a word spelled from its number in letters), so no run
-# of same-shape lines folds: the secret line sits inside an elided gap, as in a real
-# log of distinct lines.
+# Distinct rows (each carries two words spelled in letters from its number), so no
+# run of same-shape lines folds (one varying word is a name column, and shape-fold
+# folds those): the secret line sits inside an elided gap, as in a real log of
+# distinct lines.
 GENERATOR = f"""
 def word(i):
     s = ""
@@ -36,7 +37,7 @@ for i in range({LINES}):
     elif i == {LINES // 3}:
         print("export OPENAI_API_KEY=" + {SECRET!r})
     else:
-        print(f"row {{i:06d}} {{word(i)}} checksum={{i * 7919 % 100003:06d}} status=ok bytes={{i * 37}}")
+        print(f"row {{i:06d}} {{word(i)}} {{word(i * 7919 + 11)}} checksum={{i * 7919 % 100003:06d}} status=ok bytes={{i * 37}}")
 """
 
 CALL = re.compile(
