@@ -359,3 +359,18 @@ fn frames_and_a_collapsed_run_are_never_shown_without_the_rendering_footer() {
     snip_testkit::compress_and_check(input, &Config::with_budget(1536), &store.handle)
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Found by the `compress` target: on rendered text a row's line range covers every
+/// frame that wrote it, so two runs of repeated rows had interleaving ranges and
+/// `repeat-collapse` gave overlapping markers (`lines 723-771`, then `lines 747-786`).
+/// A run's marker now names only original lines no marker before it names.
+#[test]
+fn repeated_rendered_rows_get_disjoint_markers() {
+    let data = include_bytes!("regressions/repeat-collapse-rendered-rows-6464.bin");
+    let (&b, input) = data.split_first().expect("a budget byte");
+    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64);
+    let store = snip_testkit::TempStore::new();
+    let (out, checked) = snip_testkit::compress_and_check(input, &cfg, &store.handle)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(checked.markers > 4, "{}", String::from_utf8_lossy(&out));
+}

@@ -42,6 +42,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
     }
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut runs, mut removed) = (0u64, 0u64);
+    // The first original line no marker before names: on rendered text a row's line
+    // range covers every frame that wrote it, so neighbouring rows' ranges interleave
+    // and a run's range is cut to start past the previous marker's.
+    let mut floor = 0u32;
     let mut k = 0;
     while k < n {
         let first = doc.lines[k];
@@ -52,22 +56,24 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
         let count = j - k;
         let removed_bytes: usize = doc.lines[k + 1..j].iter().map(|l| doc.line_size(l)).sum();
         out.push(first);
-        if count >= min {
-            let last = doc.lines[j - 1];
-            let second = doc.lines[k + 1];
+        let last = doc.lines[j - 1];
+        let second = doc.lines[(k + 1).min(j - 1)];
+        let (a, b) = (second.src_first.max(floor), last.src_last);
+        if count >= min && a <= b {
             let m = Marker {
                 what: format!("previous line repeated {} more times", count - 1),
                 rule: RuleId::RepeatCollapse,
-                lines: Some((second.src_first as u64 + 1, last.src_last as u64 + 1)),
+                lines: Some((a as u64 + 1, b as u64 + 1)),
                 bytes: None,
                 recovery: Recovery::Lossless(RestoreCall::Lines {
-                    start: second.src_first as u64 + 1,
-                    end: last.src_last as u64 + 1,
+                    start: a as u64 + 1,
+                    end: b as u64 + 1,
                 }),
             };
             let size = m.render(Some(crate::doc::SIZING_ID)).len() + last.eol.bytes().len();
             if size < removed_bytes {
-                let line = doc.marker_line(m, last.eol, second.src_first, last.src_last);
+                floor = b.saturating_add(1);
+                let line = doc.marker_line(m, last.eol, a, b);
                 out.push(line);
                 runs += 1;
                 removed += (count - 1) as u64;
