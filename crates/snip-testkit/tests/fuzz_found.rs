@@ -322,9 +322,9 @@ fn a_footerless_rendering_that_reads_as_json_is_accounted_for() {
 /// has no line ending though the original ends with one; the checker allowed a
 /// missing final line ending only for an original without one.
 #[test]
-fn a_footerless_rendering_stripped_of_escapes_is_accounted_for() {
+fn a_footerless_rendering_whose_last_row_has_no_line_ending_is_accounted_for() {
     let (_, input) = split(include_bytes!(
-        "regressions/footerless-render-then-strip-1536.bin"
+        "regressions/footerless-last-row-no-eol-1536.bin"
     ));
     let store = snip_testkit::TempStore::new();
     let cfg = Config::with_budget(1536);
