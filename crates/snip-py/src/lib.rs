@@ -2,7 +2,8 @@
 //!
 //! Functions, each a thin translation of one library call:
 //!
-//! - [`compress`] → [`snip_store::compress_recorded`]: the output and its receipt
+//! - [`compress`] → [`snip_store::compress_recorded`], or over the in-memory cap
+//!   [`snip_core::stream`] as `snip` does: the output and its receipt
 //!   ([`snip_store::Receipt`]);
 //! - [`compress_parts`] → [`snip_store::compress_parts`]: several texts under one
 //!   budget;
@@ -34,9 +35,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use pythonize::{depythonize, pythonize};
-use snip_core::{Config, Outcome, Retention};
+use snip_core::{Config, Outcome, Retention, RuleReport};
 use snip_store::{
-    LedgerRow, Receipt, RestoreRequest, RestoreResponse, RestoreStatus, StoreOptions,
+    LedgerRow, RestoreRequest, RestoreResponse, RestoreStatus, StoreHandle, StoreOptions,
 };
 
 use crate::settings::Overrides;
@@ -49,13 +50,18 @@ const FORMAT_OPTION: &str = "format";
 /// Compresses one tool output; returns the receipt as a dict.
 ///
 /// `text` is a `str` (compressed as its UTF-8 bytes) or `bytes` (may be invalid
-/// UTF-8); the receipt's `output` has the same type. Receipt keys ([`Receipt`]): `output`,
-/// `output_encoding`,
-/// `changed`, `original_bytes`, `output_bytes` (bytes), `rules` (`[{"id": rule,
-/// name: count, ...}]`), `id` (the retained original's store id or `None`),
-/// `retained` (whether `id` is set), `lossy`,
-/// `retention` (`"retained"`, `"off"`, `"failed"`, or `None` when not asked),
-/// `retention_error`, `failed_open` (why the input came back unchanged, or `None`).
+/// UTF-8), read in place (not copied); the receipt's `output` has the same type.
+/// Receipt keys ([`snip_store::Receipt`]'s, without `output_base64`): `output`,
+/// `output_encoding`, `changed`, `original_bytes`, `output_bytes` (bytes), `rules`
+/// (`[{"id": rule, name: count, ...}]`), `lossy`, `id` (the retained original's store
+/// id or `None`), `retained` (whether `id` is set), `retention` (`"retained"`,
+/// `"off"`, `"failed"`, or `None` when not asked), `retention_error`, `failed_open`
+/// (why the input came back unchanged, or `None`).
+///
+/// The engine is `snip`'s for the same bytes on stdin: an input over the in-memory cap
+/// (the store's entry cap, 32 MiB by default; 16 MiB with the store off) that is not
+/// a JSON document is compressed as a stream: its markers cite no id, `rules` carry
+/// no counts, and `retention` is `"failed"` (or `"off"`) when lines were elided.
 ///
 /// Options: the `SNIP_*` variables of the core and the store in lower case without the
 /// prefix (`max_bytes=4096`, `store=False`, `store_dir="/tmp/s"`), and `source` (the
@@ -146,6 +152,11 @@ fn store_variables() -> &'static [&'static str] {
 }
 
 /// The core call, without the GIL. Never panics.
+///
+/// The engine is the one `snip` picks for the same input on stdin
+/// ([`snip_store::reader`]): in memory with the original kept up to the store's entry
+/// cap, else (for text that is not a JSON document the core can elide whole) as a
+/// stream over the borrowed input, whose markers say the original is not kept.
 fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
     let run = catch_unwind(AssertUnwindSafe(|| {
         let config = match Config::from_lookup(|k| overrides.lookup(k)) {
@@ -153,6 +164,9 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
             Err(e) => return failed(input, &e.to_string()),
         };
         let handle = stores::handle(overrides);
+        if streams(input, &config, &handle) {
+            return stream(input, &config, &handle, source);
+        }
         let outcome = snip_store::compress_recorded(input, &config, &handle, source);
         if matches!(outcome.retention, Some(Retention::Failed { .. })) {
             stores::forget();
@@ -170,6 +184,71 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
     })
 }
 
+/// Whether `snip` would compress `input` as a stream: longer than the in-memory cap
+/// ([`snip_store::reader::in_memory_cap`]: the store's entry cap, at least 16 MiB),
+/// compression on, and not a JSON document spanning lines that fits
+/// [`snip_store::reader::DOCUMENT_IN_MEMORY_MAX`] (`snip` judges that on the first
+/// cap + 1 bytes it read, and so does this).
+fn streams(input: &[u8], config: &Config, handle: &StoreHandle) -> bool {
+    let cap = snip_store::reader::in_memory_cap(handle);
+    if !config.enabled || input.len() <= cap {
+        return false;
+    }
+    let head = &input[..input.len().min(cap + 1)];
+    let document = snip_core::rules::json_fields::opens_multiline_document(head);
+    !(document && input.len() <= snip_store::reader::DOCUMENT_IN_MEMORY_MAX)
+}
+
+/// `input` through [`snip_core::stream::StreamCompressor`] in window-sized pieces (no
+/// copy of the input is made), with one ledger row as `snip` writes for a stream. Its
+/// markers cite no id: the receipt's `retention` is `failed` (store open: the input is
+/// over what it keeps) or `off`, when anything was elided.
+fn stream(input: &[u8], config: &Config, handle: &StoreHandle, source: &str) -> Outcome {
+    let mut s = snip_core::stream::StreamCompressor::new(config);
+    let mut output = Vec::new();
+    let written = input
+        .chunks(snip_core::stream::WINDOW)
+        .try_for_each(|piece| s.push(piece, &mut output))
+        .and_then(|()| s.finish(&mut output));
+    let summary = match written {
+        Ok(summary) => summary,
+        Err(e) => return failed(input, &format!("stream: {e}")), // a Vec never fails
+    };
+    if let StoreHandle::Open(store) = handle {
+        store.record(&LedgerRow::streamed(source, output.len() as u64, &summary));
+    }
+    let retention = summary.lossy.then(|| match handle {
+        StoreHandle::Disabled => Retention::Off,
+        StoreHandle::Unavailable(why) => Retention::Failed {
+            reason: why.clone(),
+        },
+        StoreHandle::Open(_) => Retention::Failed {
+            reason: format!(
+                "the input ({} bytes) is over the {} bytes compressed in memory; compressed as a stream, the original is not kept",
+                input.len(),
+                snip_store::reader::in_memory_cap(handle)
+            ),
+        },
+    });
+    Outcome {
+        changed: output != input,
+        original_bytes: input.len(),
+        rules: summary
+            .rules
+            .iter()
+            .filter_map(|r| r.parse().ok())
+            .map(|id| RuleReport {
+                id,
+                counts: Vec::new(),
+            })
+            .collect(),
+        retention,
+        lossy: summary.lossy,
+        failed_open: None,
+        output,
+    }
+}
+
 /// An unchanged outcome that says why.
 fn failed(input: &[u8], why: &str) -> Outcome {
     let mut o = Outcome::unchanged(input);
@@ -177,18 +256,46 @@ fn failed(input: &[u8], why: &str) -> Outcome {
     o
 }
 
-/// The receipt dict of `outcome` ([`Receipt`], in its key order), with `output` the
-/// `str` or `bytes` given (so `output_base64` is dropped: `output` is exact).
+/// The receipt dict of `outcome` ([`snip_store::Receipt`]'s keys, in its order), with `output` the
+/// `str` or `bytes` given (so there is no `output_base64`: `output` is exact). Built
+/// key by key: the output is not copied into a `String` or a second Python object.
 fn receipt<'py>(
     py: Python<'py>,
     outcome: &Outcome,
     output: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = pythonize(py, &Receipt::of(outcome))?.cast_into::<PyDict>()?;
+    let d = PyDict::new(py);
+    let exact = output.is_instance_of::<PyString>() || std::str::from_utf8(&outcome.output).is_ok();
+    let (retention, retention_error) = match &outcome.retention {
+        None => (None, None),
+        Some(Retention::Retained { .. }) => (Some("retained"), None),
+        Some(Retention::Off) => (Some("off"), None),
+        Some(Retention::Failed { reason }) => (Some("failed"), Some(reason.as_str())),
+    };
     d.set_item("output", output)?;
-    if d.contains("output_base64")? {
-        d.del_item("output_base64")?;
+    d.set_item(
+        "output_encoding",
+        if exact { "utf-8" } else { "utf-8-lossy" },
+    )?;
+    d.set_item("changed", outcome.changed)?;
+    d.set_item("original_bytes", outcome.original_bytes)?;
+    d.set_item("output_bytes", outcome.output_bytes())?;
+    let rules = PyList::empty(py);
+    for r in &outcome.rules {
+        let rule = PyDict::new(py);
+        rule.set_item("id", r.id.as_str())?;
+        for (name, n) in &r.counts {
+            rule.set_item(*name, *n)?;
+        }
+        rules.append(rule)?;
     }
+    d.set_item("rules", rules)?;
+    d.set_item("lossy", outcome.lossy)?;
+    d.set_item("id", outcome.id())?;
+    d.set_item("retained", outcome.id().is_some())?;
+    d.set_item("retention", retention)?;
+    d.set_item("retention_error", retention_error)?;
+    d.set_item("failed_open", outcome.failed_open.as_deref())?;
     Ok(d)
 }
 
