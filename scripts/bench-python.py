@@ -3,16 +3,31 @@
 
 Run in the Hermes venv (scripts/test-hermes.sh builds it):
 
-    .venv-hermes/bin/python scripts/bench-python.py [--runs N] [--e2e-runs N]
+    .venv-hermes/bin/python scripts/bench-python.py [--runs N] [--new-runs N] [--big-mb N]
+        [--e2e-runs N] [--clock thread|wall]
 
-Inputs: the tty captures of fixtures/corpus/ that are at least 50,000 bytes, cut to
-their first 50,000 bytes on a line boundary (what reaches Hermes's hook under its
-default 50,000-char cap). For each it prints the median (and p90) time of:
+Inputs: the 26 captures of fixtures/corpus/, each cut to its first 50,000 bytes on a
+line boundary (what reaches Hermes's hook under its default 50,000-char cap; shorter
+captures whole). For each it prints the median (and p90) time of:
 
 - ``snip.compress(text, store=False)``: the core through the bindings, no disk;
-- ``snip.compress(text)`` with a store in a temp dir: what the plugin does;
+- ``snip.compress(text)`` with a store in a temp dir: what the plugin does (the same
+  text each call, so after the first call the store finds the original kept);
+- ``snip.compress(text)`` on a new original each call (a counter line in front): the
+  store writes a new entry every time (``--new-runs`` calls, the store emptied per
+  capture);
 - ``transform_terminal_output(...)``: the plugin's whole hook (the added latency of a
   terminal call);
+
+and, measured in the same run as references: ``text.encode()`` (one copy of the
+text: the least any in-process pass costs) and a pure-Python carriage-return squash (each
+line's last redrawn frame: the job of the progress-squash plugin, in Python).
+
+Then, with ``--big-mb N`` (default 50; 0 skips), a generated N MB mixed log through
+``snip.compress`` in a fresh process: its time (MB/s), its peak RSS against the input's
+size, and, when ``SNIP_BIN`` (or target/release/snip) exists, the CLI's ``snip < FILE``
+time, peak RSS and whether the outputs are the same bytes (ids masked).
+
 - with ``--e2e-runs``: ``terminal_tool("cat <file>")`` with and without the plugin's
   hooks, whose difference is the added latency seen end to end (noisy: each call
   spawns a shell).
@@ -20,14 +35,17 @@ default 50,000-char cap). For each it prints the median (and p90) time of:
 Times are per call, one call at a time, after warm-up, measured with the thread's
 CPU clock (time.thread_time_ns; stable on a busy machine, where wall time also counts
 the time other processes hold the core) or, with ``--clock wall``,
-time.perf_counter_ns.
+time.perf_counter_ns. The big input is timed on the wall clock.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,14 +58,22 @@ SIZE = 50_000
 
 def inputs() -> list[tuple[str, str]]:
     out = []
-    for path in sorted(CORPUS.glob("*-tty.txt")):
+    for path in sorted(CORPUS.glob("*.txt")):
         data = path.read_bytes()
-        if len(data) < SIZE:
-            continue
-        # Cut after the last line ending or redraw before 50,000 bytes.
-        cut = max(data.rfind(b"\n", 0, SIZE), data.rfind(b"\r", 0, SIZE)) + 1 or SIZE
-        out.append((path.name, data[:cut].decode("utf-8", "replace")))
+        if len(data) > SIZE:
+            # Cut after the last line ending or redraw before 50,000 bytes.
+            cut = max(data.rfind(b"\n", 0, SIZE), data.rfind(b"\r", 0, SIZE)) + 1 or SIZE
+            data = data[:cut]
+        out.append((path.name, data.decode("utf-8", "replace")))
     return out
+
+
+def squash(text: str) -> str:
+    """The reference: each line's last frame after carriage-return redraws, in Python."""
+    return "\n".join(
+        line if "\r" not in line.rstrip("\r") else line.rstrip("\r").rsplit("\r", 1)[-1]
+        for line in text.split("\n")
+    )
 
 
 CLOCK = time.thread_time_ns
@@ -69,6 +95,8 @@ def timed(fn, runs: int) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=2000, help="calls per measurement")
+    ap.add_argument("--new-runs", type=int, default=200, help="calls on new originals")
+    ap.add_argument("--big-mb", type=int, default=50, help="size of the big input (0: skip)")
     ap.add_argument("--e2e-runs", type=int, default=0, help="terminal_tool calls per side")
     ap.add_argument("--clock", choices=("thread", "wall"), default="thread")
     args = ap.parse_args()
@@ -89,32 +117,142 @@ def main() -> int:
     )
     print(
         f"{'input (first 50,000 bytes)':40} {'bytes':>7} {'out':>6}  "
-        f"{'core µs':>14}  {'+store µs':>14}  {'hook µs':>14}"
+        f"{'core µs':>14}  {'+store µs':>14}  {'+new entry µs':>14}  {'hook µs':>14}  "
+        f"{'encode µs':>14}  {'py squash µs':>14}"
     )
-    medians: dict[str, list[float]] = {"core": [], "store": [], "hook": []}
+    keys = ("core", "store", "new", "hook", "encode", "squash")
+    medians: dict[str, list[float]] = {k: [] for k in keys}
+    store_dir = Path(home) / "cache" / "snip"
     for name, text in inputs():
         r = snip.compress(text)
         core = timed(lambda t=text: snip.compress(t, store=False), args.runs)
         stored = timed(lambda t=text: snip.compress(t), args.runs)
+        shutil.rmtree(store_dir, ignore_errors=True)
+        count = iter(range(10**9))
+        new = timed(lambda t=text, c=count: snip.compress(f"{next(c)}\n{t}"), args.new_runs)
+        shutil.rmtree(store_dir, ignore_errors=True)
         hook = timed(
             lambda t=text: plugin.transform_terminal_output(command="x", output=t, returncode=0),
             args.runs,
         )
-        for key, value in (("core", core), ("store", stored), ("hook", hook)):
+        encode = timed(lambda t=text: t.encode(), args.runs)
+        squashed = timed(lambda t=text: squash(t), args.runs)
+        row = (core, stored, new, hook, encode, squashed)
+        for key, value in zip(keys, row, strict=True):
             medians[key].append(value[0])
         print(
             f"{name:40} {len(text.encode()):>7} {r['output_bytes']:>6}  "
-            f"{core[0]:>6.1f} (p90 {core[1]:>5.0f})  {stored[0]:>6.1f} (p90 {stored[1]:>5.0f})  "
-            f"{hook[0]:>6.1f} (p90 {hook[1]:>5.0f})"
+            + "  ".join(f"{v[0]:>6.1f} (p90 {v[1]:>5.0f})" for v in row)
         )
     print(
-        "median of the medians: "
+        f"median over the {len(medians['core'])} inputs: "
         + ", ".join(f"{k} {statistics.median(v):.1f} µs" for k, v in medians.items())
     )
 
+    if args.big_mb:
+        big(args.big_mb)
     if args.e2e_runs:
         end_to_end(args.e2e_runs)
     return 0
+
+
+def mixed_log(size: int) -> bytes:
+    """A generated build log of about ``size`` bytes: colour, carriage-return frames,
+    repeated warnings, an error now and then (as tests/hermes/test_big_input.py)."""
+    parts: list[bytes] = []
+    total = i = 0
+    while total < size:
+        block = (
+            f"\x1b[32m   Compiling\x1b[0m crate-{i} v0.{i % 7}.{i % 13} (/src/crate-{i})\n"
+            + "".join(f"\rfetching {p:3d}%" for p in range(0, 101, 10))
+            + "\n"
+            + "warning: unused import\n" * (i % 4)
+            + (f"error[E0{i % 900:03d}]: mismatched types in crate-{i}\n" if i % 97 == 0 else "")
+            + f"test module_{i}::case_{i % 31} ... ok\n"
+        ).encode()
+        parts.append(block)
+        total += len(block)
+        i += 1
+    return b"".join(parts)
+
+
+# Run in a fresh process: reads the input as a str, resets the kernel's peak-RSS mark
+# (/proc/self/clear_refs), compresses, and prints the input's size, the RSS before the
+# call and the peak during it (bytes, VmRSS and VmHWM), and the call's wall and CPU
+# seconds; writes the output to argv[2].
+BIG_CHILD = """
+import sys, time, snip
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+data = open(sys.argv[1], "rb").read()
+text = data.decode()
+del data
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+before = status("VmRSS")
+t0, c0 = time.perf_counter(), time.process_time()
+r = snip.compress(text)
+took, cpu = time.perf_counter() - t0, time.process_time() - c0
+peak = status("VmHWM")
+open(sys.argv[2], "w", encoding="utf-8").write(r["output"])
+print(len(text.encode()), before, peak, took, cpu)
+"""
+
+
+def big(mb: int) -> None:
+    """``snip.compress`` on an ``mb`` MB input, next to ``snip < FILE``."""
+    work = Path(tempfile.mkdtemp(prefix="snip-bench-big-"))
+    path = work / "big.log"
+    path.write_bytes(mixed_log(mb * 1_000_000))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SNIP_")}
+    env["SNIP_STORE_DIR"] = str(work / "store")
+    child = subprocess.run(
+        [sys.executable, "-c", BIG_CHILD, str(path), str(work / "py.out")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.split()
+    size, before, peak = (int(x) for x in child[:3])
+    took, cpu = float(child[3]), float(child[4])
+    print(
+        f"big input {size:,} bytes (str): snip.compress {took * 1000:.0f} ms wall "
+        f"({size / took / 1e6:.0f} MB/s), {cpu * 1000:.0f} ms CPU ({size / cpu / 1e6:.0f} MB/s); "
+        f"peak RSS during the call {peak / 2**20:.0f} MiB = {peak / size:.2f}x the input "
+        f"(RSS before it {before / 2**20:.0f} MiB: the interpreter and the input)"
+    )
+    snip_bin = os.environ.get("SNIP_BIN") or str(REPO / "target" / "release" / "snip")
+    if not os.access(snip_bin, os.X_OK):
+        print(f"  CLI reference skipped: no {snip_bin} (set SNIP_BIN)")
+        return
+    time_bin = shutil.which("time") or "/usr/bin/time"
+    t0 = time.perf_counter()
+    with path.open("rb") as stdin, (work / "cli.out").open("wb") as out:
+        done = subprocess.run(
+            [time_bin, "-f", "%M %U %S", snip_bin],
+            stdin=stdin,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            env=env,
+            check=True,
+        )
+    cli_took = time.perf_counter() - t0
+    rss_kib, user, system = done.stderr.split()[-3:]
+    cli_rss, cli_cpu = int(rss_kib) * 1024, float(user) + float(system)
+    mask = re.compile(rb"sn_[0-9a-f]{24}")
+    same = mask.sub(b"sn_ID", (work / "py.out").read_bytes()) == mask.sub(
+        b"sn_ID", (work / "cli.out").read_bytes()
+    )
+    print(
+        f"  reference snip < FILE ({snip_bin}): {cli_took * 1000:.0f} ms wall including "
+        f"start-up ({size / cli_took / 1e6:.0f} MB/s), {cli_cpu * 1000:.0f} ms CPU, "
+        f"peak RSS {cli_rss / 2**20:.0f} MiB; "
+        f"{(work / 'cli.out').stat().st_size:,} bytes out, "
+        f"{'the same bytes' if same else 'DIFFERENT bytes'} as snip.compress (ids masked)"
+    )
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def end_to_end(runs: int) -> None:
