@@ -153,6 +153,7 @@ def main() -> int:
         big(args.big_mb)
     if args.e2e_runs:
         end_to_end(args.e2e_runs)
+    shutil.rmtree(home, ignore_errors=True)
     return 0
 
 
@@ -204,6 +205,14 @@ print(len(text.encode()), before, peak, took, cpu)
 def big(mb: int) -> None:
     """``snip.compress`` on an ``mb`` MB input, next to ``snip < FILE``."""
     work = Path(tempfile.mkdtemp(prefix="snip-bench-big-"))
+    try:
+        big_in(work, mb)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def big_in(work: Path, mb: int) -> None:
+    """:func:`big` with its files in ``work``."""
     path = work / "big.log"
     path.write_bytes(mixed_log(mb * 1_000_000))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNIP_")}
@@ -252,7 +261,6 @@ def big(mb: int) -> None:
         f"{(work / 'cli.out').stat().st_size:,} bytes out, "
         f"{'the same bytes' if same else 'DIFFERENT bytes'} as snip.compress (ids masked)"
     )
-    shutil.rmtree(work, ignore_errors=True)
 
 
 def end_to_end(runs: int) -> None:

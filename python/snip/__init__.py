@@ -75,6 +75,14 @@ def compress(text: str | bytes, **opts: Any) -> Receipt:
     ``retention_error`` and ``failed_open`` (why the call returned its input, or
     ``None``).
 
+    The engine is the ``snip`` CLI's for the same bytes on stdin, with the same output:
+    up to the in-memory cap (the store's entry cap, ``SNIP_STORE_MAX_ENTRY_BYTES``,
+    32 MiB by default, at least 16 MiB and at most 64 MiB; 16 MiB with the store off)
+    the whole pipeline runs and the original is kept; a longer input that is not a
+    JSON document is compressed as a stream over the caller's bytes (memory: the
+    input plus a few MiB), its markers cite no id, ``rules`` carry ids only, and
+    ``retention`` is ``"failed"`` (``"off"`` with the store off) when lines were elided.
+
     Options: any ``SNIP_*`` variable of the core or the store in lower case without
     the prefix (``max_bytes``, ``head_bytes``, ``store``, ``store_dir``, ...), and
     ``source``: a label for the savings ledger (default ``"python"``).

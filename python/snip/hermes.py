@@ -117,7 +117,10 @@ def _compress(text: str, source: str, **opts: Any) -> str | None:
     receipt = snip._core().compress(text, source=source, **_store_opts(), **opts)
     if receipt.get("failed_open"):
         logger.debug("snip: %s failed open: %s", source, receipt["failed_open"])
-    if receipt.get("retention") == "failed" and not _told_store_failure:
+    # A lossy output with retention failed was streamed (over the in-memory cap): its
+    # markers say the original was not kept, and nothing needs fixing.
+    failed = receipt.get("retention") == "failed" and not receipt.get("lossy")
+    if failed and not _told_store_failure:
         # Said once per process: the output reached the model uncompressed.
         _told_store_failure = True
         logger.warning(
