@@ -374,3 +374,41 @@ fn repeated_rendered_rows_get_disjoint_markers() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(checked.markers > 4, "{}", String::from_utf8_lossy(&out));
 }
+
+/// Found by the `compress` target (a grown-corpus input after the fix above, minimised
+/// to 711 bytes): rows saved and restored with the cursor (`ESC 7` … `ESC 8`) are
+/// written again, so the first run's marker names lines up to the redraw and a later
+/// run of identical rows, written by lines inside that range, was left whole. Read
+/// again, the rendering says nothing of which lines wrote which row, and a second pass
+/// collapsed that run. A text that ends with snip's lossless footer is a rendering
+/// `repeat-collapse` already ran on: its runs stay.
+#[test]
+fn a_run_left_whole_on_a_rendering_stays_whole_on_a_second_pass() {
+    let data = include_bytes!("regressions/repeat-collapse-run-left-on-rendering-1536.bin");
+    let (&b, input) = data.split_first().expect("a budget byte");
+    assert_idempotent(
+        input,
+        &Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64),
+    );
+    // The same shape built here: a run of rows, another run below it, then the cursor
+    // restored to the first run's top and its rows written again.
+    let x = "127.0.0.1 - - [29/Nov/2026 23:50:12] \"GET /healthz HTTP/1.1\" 200 - from cache\n";
+    let y = "worker 3: waiting for the next job from the queue (poll 250 ms, backoff 2x)\n";
+    let mut left_whole = 0;
+    for n in 3..8 {
+        let input = format!(
+            "starting the server on port 8080\n\x1b7{}listening\n{}\x1b8{}done\n",
+            x.repeat(n),
+            y.repeat(n + 1),
+            x.repeat(n)
+        );
+        for cfg in [Config::default(), Config::with_budget(1024)] {
+            assert_idempotent(input.as_bytes(), &cfg);
+            let store = snip_testkit::TempStore::new();
+            let (out, _) = snip_testkit::compress_and_check(input.as_bytes(), &cfg, &store.handle)
+                .unwrap_or_else(|e| panic!("{e}"));
+            left_whole += usize::from(String::from_utf8_lossy(&out).contains(&y.repeat(3)));
+        }
+    }
+    assert!(left_whole > 0, "no run was left whole on the first pass");
+}
