@@ -412,3 +412,42 @@ fn a_run_left_whole_on_a_rendering_stays_whole_on_a_second_pass() {
     }
     assert!(left_whole > 0, "no run was left whole on the first pass");
 }
+
+/// Found by the `compress` target: `0` between runs of `\r` (spaces, `\r`s, `0`,
+/// `\r`s, a tab) is one JSON document, but only brackets made the JSON gate look,
+/// so `terminal-render` took the last blank frame for an erase and printed nothing.
+/// One JSON scalar (a number, a literal, a string) with whitespace around it is left
+/// as it is.
+#[test]
+fn one_json_scalar_between_carriage_returns_stays_valid_json() {
+    let long = format!("\"{}\"", "a log line kept in a string, ".repeat(200));
+    let mut inputs: Vec<String> = vec![
+        "     \r\r\r\r\r\r\r\r\r0\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\t".into(),
+        "0\r ".into(),
+        "  -12.5e3\r\r\r   \r\n".into(),
+        "null\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r \r".into(),
+        "\"copied 5138022 bytes\"\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r \t".into(),
+    ];
+    inputs.push(format!("{long}\r{}\r\n", " ".repeat(40)));
+    inputs.push(format!("\r\r\r\r{long}"));
+    for input in &inputs {
+        serde_json::from_str::<serde_json::Value>(input).expect("the input is JSON");
+        for cfg in [
+            Config::default(),
+            Config::with_budget(snip_core::config::MIN_MAX_BYTES),
+        ] {
+            let store = snip_testkit::TempStore::new();
+            let (out, _) = snip_testkit::compress_and_check(input.as_bytes(), &cfg, &store.handle)
+                .unwrap_or_else(|e| panic!("{input:?}: {e}"));
+            assert!(
+                serde_json::from_slice::<serde_json::Value>(&out).is_ok(),
+                "{input:?} came out as {:?}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+    }
+    // Text that only starts or ends as a scalar does is still text.
+    let text = "0 files changed\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\r\rdone\n";
+    let out = snip_core::compress(text.as_bytes(), &Config::default(), &mut snip_core::NoStore);
+    assert!(out.changed, "{text:?} was left as it is");
+}

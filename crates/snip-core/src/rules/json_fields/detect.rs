@@ -31,6 +31,24 @@ pub fn looks_like_json(input: &[u8]) -> bool {
     }
 }
 
+/// Whether `input` is one JSON scalar (a number, `true`, `false`, `null` or a string)
+/// with only JSON whitespace (space, tab, `\r`, `\n`) around it, so that a JSON
+/// parser reads it as a document. Looks at its first and last bytes first; a string
+/// is checked whole only when it starts and ends with `"`.
+pub fn is_json_scalar(input: &[u8]) -> bool {
+    let Some(first) = input.iter().position(|b| !is_ws(*b)) else {
+        return false;
+    };
+    let last = input.iter().rposition(|b| !is_ws(*b)).unwrap_or(first);
+    let v = &input[first..=last];
+    match v[0] {
+        b'-' | b'0'..=b'9' => number_len(v) == Some(v.len()),
+        b't' | b'f' | b'n' => matches!(v, b"true" | b"false" | b"null"),
+        b'"' => v.len() >= 2 && v.ends_with(b"\"") && is_json(v),
+        _ => false,
+    }
+}
+
 /// The UTF-8 byte-order mark, which some tools write before JSON.
 pub(super) const BOM: &[u8] = b"\xef\xbb\xbf";
 

@@ -103,7 +103,9 @@ mod detect;
 mod plan;
 mod scan;
 
-pub use detect::{is_json, is_json_lines, looks_like_json, opens_multiline_document};
+pub use detect::{
+    is_json, is_json_lines, is_json_scalar, looks_like_json, opens_multiline_document,
+};
 pub use plan::MARKER_KEY;
 use plan::*;
 use scan::*;
@@ -175,6 +177,12 @@ pub fn apply(
 pub(crate) fn gate(g: &mut GateRun<'_>, text_rule: TextRule<'_>) -> Gated {
     let (input, config) = (g.input, g.config);
     if !looks_like_json(input) {
+        // One scalar is a JSON document too, with nothing to elide: left as it is (the
+        // text rules would render `\r` frames around it away, `0\r ` to an empty
+        // output, or cut a long string).
+        if is_json_scalar(input) {
+            return Gated::Done(g.unchanged());
+        }
         return Gated::Continue;
     }
     g.retain_if_over();
