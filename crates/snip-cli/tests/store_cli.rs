@@ -724,6 +724,47 @@ fn gc_on_a_read_only_store_says_why_once() {
     assert_eq!(err.matches("(os error 13)").count(), 1, "{err}");
 }
 
+/// A damaged or exposed key file, and gc without write access: one line each,
+/// saying what to do about that cause.
+#[test]
+fn store_problems_say_the_fix_for_their_cause() {
+    let env = Env::new();
+    env.store();
+    let key = env.dir.join("key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = one_line_stderr(&env.run(&["gc"]));
+    assert!(
+        e.contains(&format!("chmod 600 {}", key.display())) && !e.contains("SNIP_STORE_DIR"),
+        "{e}"
+    );
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let full = std::fs::read(&key).unwrap();
+    std::fs::write(&key, &full[..5]).unwrap();
+    let e = one_line_stderr(&env.run(&["gc"]));
+    assert!(
+        e.contains("key file is not 32 bytes")
+            && e.contains("remove it")
+            && !e.contains("fill whole buffer"),
+        "{e}"
+    );
+    std::fs::write(&key, &full).unwrap();
+    let prefix = read_only(&env, true);
+    let o = env.run_with(prefix, &["gc"], &[], b"");
+    read_only(&env, false);
+    let e = one_line_stderr(&o);
+    assert!(e.contains("make it writable"), "{e}");
+}
+
+/// `snip hook` without a host is one line naming the hosts, status 2.
+#[test]
+fn a_command_without_its_subcommand_is_one_line() {
+    let env = Env::new();
+    let o = env.run(&["hook"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = one_line_stderr(&o);
+    assert!(e.contains("claude-code") && e.contains("opencode"), "{e}");
+}
+
 #[test]
 fn no_store_location_says_what_to_set() {
     let o = Command::new(SNIP)
