@@ -154,13 +154,12 @@ fn survive_file_size_limit() {
 /// `--help` and `--version` print as clap prints them.
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         e.exit();
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        eprintln!("snip: {}", missing_subcommand());
+        return ExitCode::from(2);
     }
     let rendered = e.render().to_string();
     let usage = (!rendered
@@ -172,6 +171,41 @@ fn usage_error(e: clap::Error) -> ExitCode {
         one_line_usage_error(&rendered, usage.as_deref())
     );
     ExitCode::from(2)
+}
+
+/// One line for a command named without the subcommand it needs (`snip hook`): the
+/// subcommands it takes and where to read more.
+fn missing_subcommand() -> String {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let path: Vec<String> = std::env::args().skip(1).collect();
+    let mut names = vec!["snip".to_string()];
+    let mut at = &cmd;
+    for a in &path {
+        match at.find_subcommand(a) {
+            Some(sub) => {
+                names.push(sub.get_name().to_string());
+                at = sub;
+            }
+            None => break,
+        }
+    }
+    let subs: Vec<&str> = at
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .map(|s| s.get_name())
+        .collect();
+    let name = names.join(" ");
+    if subs.is_empty() {
+        let usage = at.clone().render_usage().to_string();
+        let usage = usage.trim().trim_start_matches("Usage:").trim();
+        return format!("'{name}' needs arguments: {usage}; try '{name} --help'");
+    }
+    format!(
+        "'{name}' needs a subcommand, one of: {}; e.g. '{name} {}'; try '{name} --help'",
+        subs.join(", "),
+        subs.first().copied().unwrap_or("--help")
+    )
 }
 
 /// The usage line of the (sub)command this invocation names, for the errors clap

@@ -191,6 +191,44 @@ fn bash_stdout_and_stderr_share_one_budget() {
     }
 }
 
+/// A Grep result's `content` and `filenames` list are read together, so they share
+/// one budget as Bash's two streams do (not a full budget each).
+#[test]
+fn grep_content_and_filenames_share_one_budget() {
+    let (_d, store) = store_dir();
+    let budget = 24_576; // SNIP_MAX_BYTES, the default
+    let names: Vec<String> = (0..3000)
+        .map(|i| format!("/repo/src/module_{i:04}/handler.rs"))
+        .collect();
+    let content: String = (0..3000)
+        .map(|i| format!("/repo/src/module_{i:04}/handler.rs:{i}: fn handle_{i}() {{\n"))
+        .collect();
+    let r = reply(
+        &store,
+        &post(
+            "Grep",
+            json!({"mode": "content", "numFiles": names.len(), "filenames": names,
+                   "content": content, "numLines": 3000}),
+        ),
+    );
+    let g = updated(&r);
+    let shown_content = g["content"].as_str().unwrap();
+    let shown_names = g["filenames"].as_array().unwrap();
+    let names_bytes: usize = shown_names
+        .iter()
+        .map(|n| n.as_str().unwrap().len() + 1)
+        .sum();
+    assert!(
+        shown_content.len() + names_bytes <= budget,
+        "{} + {} bytes over one budget",
+        shown_content.len(),
+        names_bytes
+    );
+    assert!(shown_content.contains("fn handle_0()") && shown_content.contains("fn handle_2999()"));
+    assert_eq!(shown_names[0], names[0]);
+    assert_eq!(shown_names.last().unwrap(), names.last().unwrap());
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -395,6 +433,51 @@ fn a_payload_snip_cannot_read_says_why_on_stderr() {
         (r.stdout.as_slice(), r.stderr.as_slice()),
         (&b"{}\n"[..], &b""[..])
     );
+}
+
+/// A lone surrogate escape (`"\ud800"`, as JavaScript's JSON.stringify writes an
+/// unpaired surrogate) is valid JSON but no reply can carry it back exactly: the
+/// output passes through (`{}`) with one line saying so, not "not JSON".
+#[test]
+fn a_lone_surrogate_passes_through_with_one_line() {
+    let (_d, store) = store_dir();
+    let big = "row ok\n".repeat(20_000);
+    for esc in [r"\ud800", r"\uDC00x", r"\ud83d\ud83d"] {
+        let payload = post(
+            "Bash",
+            json!({"stdout": format!("{big}ESC"), "stderr": "", "interrupted": false}),
+        )
+        .to_string()
+        .replace("ESC", esc);
+        let r = hook(&store, payload.as_bytes());
+        assert_eq!(
+            (r.code, r.stdout.as_slice()),
+            (Some(0), &b"{}\n"[..]),
+            "{esc}"
+        );
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("lone UTF-16 surrogate") && !err.contains("not JSON"),
+            "{err}"
+        );
+    }
+    // A pair is one character: compressed as usual.
+    let payload = post(
+        "Bash",
+        json!({"stdout": format!("{big}ESC"), "stderr": "", "interrupted": false}),
+    )
+    .to_string()
+    .replace("ESC", r"\ud83d\ude00");
+    let r = hook(&store, payload.as_bytes());
+    let v: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert!(updated(&v)["stdout"]
+        .as_str()
+        .unwrap()
+        .ends_with("\u{1f600}"));
+    // Still malformed once the surrogates are set aside: the parser's message.
+    let r = hook(&store, br#"{"a": "\ud800" "#);
+    assert!(String::from_utf8_lossy(&r.stderr).contains("not JSON"));
 }
 
 #[test]
@@ -618,6 +701,49 @@ fn a_store_that_cannot_keep_originals_is_told_once_per_session() {
     assert!(
         run(&payload("b"))["systemMessage"].is_string(),
         "a new session is told"
+    );
+}
+
+/// An output over the store's entry cap reaches the model whole; the user's
+/// `systemMessage` names that cap and the variable that raises it, not a broken store.
+#[test]
+fn an_output_over_the_entry_cap_says_which_setting_raises_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let told = tmp.path().join("tmp");
+    std::fs::create_dir(&told).unwrap();
+    let big: String = (0..5000).map(|i| format!("row {i:06} ok\n")).collect();
+    let payload = post(
+        "Bash",
+        json!({"stdout": big, "stderr": "", "interrupted": false}),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_snip"))
+        .args(["hook", "claude-code"])
+        .env("SNIP_STORE_DIR", &store)
+        .env("SNIP_STORE_MAX_ENTRY_BYTES", "1000")
+        .env("TMPDIR", &told)
+        .env_remove("SNIP_STORE")
+        .env_remove("SNIP_MAX_BYTES")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(payload.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let msg = reply["systemMessage"].as_str().expect("a systemMessage");
+    assert!(
+        msg.contains("SNIP_STORE_MAX_ENTRY_BYTES=1000")
+            && msg.contains("raise SNIP_STORE_MAX_ENTRY_BYTES")
+            && !msg.contains("snip stats")
+            && !msg.contains('\n'),
+        "{msg}"
     );
 }
 

@@ -147,8 +147,9 @@ fn restore_raw_prints_exact_bytes_even_for_invalid_utf8() {
     assert_eq!(v["content_base64"], "Y2Fm6Q0K");
 }
 
-/// A line longer than the response cap comes back cut; `--raw` says so on stderr,
-/// with where the rest of the line is, instead of passing the cut off as the line.
+/// A line longer than the response cap comes back cut; `--raw` says so on stderr
+/// as the command that reads the rest, from the next byte, instead of passing the
+/// cut off as the line.
 #[test]
 fn restore_raw_says_when_a_line_is_cut() {
     let env = Env::new();
@@ -159,17 +160,132 @@ fn restore_raw_says_when_a_line_is_cut() {
     let o = env.run(&["restore", &id, "--lines", "2:2", "--raw"]);
     assert!(o.status.success());
     assert_eq!(o.stdout.len(), 8192);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.starts_with("snip restore: Line 2 is longer than the response cap")
-            && err.contains("start=8198, end=20007"),
-        "{err}"
+    let err = one_line_stderr(&o);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "snip restore: more follows; continue with snip restore {id} --bytes 8198:20007 --raw"
+        )
     );
+    // A range to the last line: the rest runs to the end of the original.
+    let o = env.run(&["restore", &id, "--lines", "2:3", "--raw"]);
+    assert!(one_line_stderr(&o).contains(&format!("snip restore {id} --bytes 8198: --raw")));
     // A whole line: nothing on stderr.
     let o = env.run(&["restore", &id, "--lines", "3:3", "--raw"]);
     assert_eq!(
         (o.stdout.as_slice(), o.stderr.as_slice()),
         (&b"after\n"[..], &b""[..])
+    );
+}
+
+/// A tiny deterministic generator for test inputs (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+}
+
+/// An original of `n` lines: short, empty and long ones (over any page size
+/// tried), with multi-byte UTF-8 and invalid bytes, maybe no final newline.
+fn lines_with_long_ones(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let len = match rng.below(4) {
+            0 => 0,
+            1 => rng.below(40),
+            _ => 600 + rng.below(12_000),
+        };
+        let mut line = Vec::new();
+        while (line.len() as u64) < len {
+            match rng.below(10) {
+                0 => line.extend_from_slice("é".as_bytes()),
+                1 => line.extend_from_slice("日本".as_bytes()),
+                2 => line.push(0xff),
+                3 => line.push(b' '),
+                _ => line.push(b'a' + rng.below(26) as u8),
+            }
+        }
+        out.extend_from_slice(&line);
+        if i + 1 < n || rng.below(2) == 0 {
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Lines `a..=b` (1-based) of `original`, `b` clamped to the last line.
+fn line_range(original: &[u8], a: usize, b: Option<usize>) -> Vec<u8> {
+    let lines: Vec<&[u8]> = original.split_inclusive(|&c| c == b'\n').collect();
+    let b = b.unwrap_or(lines.len()).min(lines.len());
+    lines[a - 1..b].concat()
+}
+
+/// Following `--raw`'s "continue with" commands from a `--lines` page reproduces the
+/// range exactly, over originals with lines longer than the page, at several page
+/// sizes: each command resumes at the byte after the page it follows.
+#[test]
+fn restore_raw_continue_chains_reproduce_the_range_exactly() {
+    let env = Env::new();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut runs = 0;
+    for _ in 0..3 {
+        let original = lines_with_long_ones(&mut rng, 12);
+        let id = env.store().put(&original).unwrap();
+        let total = original.split_inclusive(|&c| c == b'\n').count();
+        for cap in ["64", "700", "8192"] {
+            let a = 1 + rng.below(total as u64 / 2) as usize;
+            let b = (rng.below(2) == 0).then(|| a + rng.below(total as u64) as usize);
+            let range = match b {
+                Some(b) => format!("{a}:{b}"),
+                None => format!("{a}:"),
+            };
+            let mut args: Vec<String> = [
+                "restore",
+                &id,
+                "--lines",
+                &range,
+                "--max-bytes",
+                cap,
+                "--raw",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let mut got = Vec::new();
+            loop {
+                runs += 1;
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = env.run(&refs);
+                assert!(
+                    o.status.success(),
+                    "{args:?}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                got.extend_from_slice(&o.stdout);
+                let err = String::from_utf8_lossy(&o.stderr).into_owned();
+                let Some((_, cmd)) = err.split_once("continue with snip ") else {
+                    assert_eq!(err, "", "{args:?}");
+                    break;
+                };
+                args = cmd.split_whitespace().map(str::to_string).collect();
+            }
+            let want = line_range(&original, a, b);
+            assert!(
+                got == want,
+                "lines {range} at cap {cap}: got {} bytes, want {}",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+    assert!(
+        runs > 30,
+        "the chains were too short to test anything: {runs}"
     );
 }
 
@@ -312,6 +428,53 @@ fn restore_statuses_exit_non_zero_with_one_line() {
     let o = env.run_with(&[], &["restore", &id], &[("SNIP_STORE", "0")], b"");
     assert_eq!(o.status.code(), Some(4));
     assert_eq!(json(&o)["status"], "unavailable");
+}
+
+/// The JSON request form (the MCP tool's arguments) reads as docs/restore.md says;
+/// a malformed one, or a call to another tool, says what is wrong with it rather
+/// than calling the whole argument a bad id.
+#[test]
+fn restore_takes_a_json_request_and_names_each_error() {
+    let env = Env::new();
+    let log = distinct_log();
+    let id = env.store().put(&log).unwrap();
+    let req = format!(r#"{{"id":"{id}","mode":"lines","start":2,"end":3}}"#);
+    let o = env.run(&["restore", &req, "--raw"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout, line_range(&log, 2, Some(3)));
+    // Flags still apply over it.
+    let o = env.run(&[
+        "restore",
+        &format!(r#" {{"id":"{id}"}}"#),
+        "--lines",
+        "4:4",
+        "--raw",
+    ]);
+    assert_eq!(o.stdout, line_range(&log, 4, Some(4)));
+    for (arg, says) in [
+        (
+            format!(r#"{{"id":"{id}","mode":"chars"}}"#),
+            "unknown variant `chars`",
+        ),
+        (
+            format!(r#"{{"id":"{id}","offset":1}}"#),
+            "unknown field `offset`",
+        ),
+        (format!(r#"{{"id":"{id}""#), "malformed restore request"),
+        (
+            format!(r#"evil_tool(id="{id}")"#),
+            "\"evil_tool\" is not the restore tool",
+        ),
+    ] {
+        let o = env.run(&["restore", &arg]);
+        assert_eq!(o.status.code(), Some(2), "{arg}");
+        let e = one_line_stderr(&o);
+        assert!(
+            e.contains(says) && !e.contains("is not a snip id"),
+            "{arg}: {e}"
+        );
+        assert_eq!(json(&o)["status"], "invalid");
+    }
 }
 
 #[test]
@@ -559,6 +722,47 @@ fn gc_on_a_read_only_store_says_why_once() {
     let err = one_line_stderr(&o);
     assert!(err.contains("cannot open"), "{err}");
     assert_eq!(err.matches("(os error 13)").count(), 1, "{err}");
+}
+
+/// A damaged or exposed key file, and gc without write access: one line each,
+/// saying what to do about that cause.
+#[test]
+fn store_problems_say_the_fix_for_their_cause() {
+    let env = Env::new();
+    env.store();
+    let key = env.dir.join("key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = one_line_stderr(&env.run(&["gc"]));
+    assert!(
+        e.contains(&format!("chmod 600 {}", key.display())) && !e.contains("SNIP_STORE_DIR"),
+        "{e}"
+    );
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let full = std::fs::read(&key).unwrap();
+    std::fs::write(&key, &full[..5]).unwrap();
+    let e = one_line_stderr(&env.run(&["gc"]));
+    assert!(
+        e.contains("key file is not 32 bytes")
+            && e.contains("remove it")
+            && !e.contains("fill whole buffer"),
+        "{e}"
+    );
+    std::fs::write(&key, &full).unwrap();
+    let prefix = read_only(&env, true);
+    let o = env.run_with(prefix, &["gc"], &[], b"");
+    read_only(&env, false);
+    let e = one_line_stderr(&o);
+    assert!(e.contains("make it writable"), "{e}");
+}
+
+/// `snip hook` without a host is one line naming the hosts, status 2.
+#[test]
+fn a_command_without_its_subcommand_is_one_line() {
+    let env = Env::new();
+    let o = env.run(&["hook"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = one_line_stderr(&o);
+    assert!(e.contains("claude-code") && e.contains("opencode"), "{e}");
 }
 
 #[test]

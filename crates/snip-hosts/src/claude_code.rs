@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `Bash`, `PowerShell` | `stdout`, `stderr`, within one budget together (other keys kept) |
 //! | `Read` (`type: "text"`) | `file.content` |
-//! | `Grep` | `content`, and `filenames` when long |
+//! | `Grep` | `content`, and `filenames` when long, within one budget together |
 //! | `Glob` | `filenames` when long |
 //! | `WebFetch` | `result` |
 //! | `mcp__*` | every `text` of a content-block list (also `updatedMCPToolOutput`) |
@@ -202,25 +202,41 @@ fn read_output(response: &Value, source: &str) -> Option<Value> {
     Some(Value::Object(obj))
 }
 
-/// Grep: `{mode, numFiles, filenames, content?, numLines?, …}`.
+/// Grep: `{mode, numFiles, filenames, content?, numLines?, …}`. The model reads
+/// `content` and the `filenames` list together, so they share one budget
+/// (`SNIP_MAX_BYTES`) by [`snip_store::compress_parts`], as Bash's `stdout` and
+/// `stderr` do; the list is compressed as the lines the model reads (see
+/// [`filenames_lines`]).
 fn grep_output(response: &Value, source: &str) -> Option<Value> {
     let mut obj = response.as_object()?.clone();
-    let mut changed = false;
-    if let Some(Value::Object(o)) = string_field(response, "content", source) {
-        obj = o;
-        changed = true;
+    let content = obj.get("content").and_then(Value::as_str);
+    let names = filenames_lines(&obj);
+    let config = crate::common::core_config().ok()?;
+    let [new_content, new_names] =
+        engine::compress_parts_str([content, names.as_deref()], &config, source);
+    let changed = new_content.is_some() || new_names.is_some();
+    if let Some(c) = new_content {
+        obj.insert("content".into(), Value::String(c));
     }
-    if let Some(Value::Object(o)) = filenames_output(&Value::Object(obj.clone()), source) {
-        obj = o;
-        changed = true;
+    if let Some(n) = new_names {
+        obj.insert("filenames".into(), split_lines(&n));
     }
     changed.then_some(Value::Object(obj))
 }
 
-/// Glob (and Grep's `filenames`): a long list of paths is compressed as the lines the
-/// model reads, then split back into one array item per line (markers included).
+/// Glob: a long list of paths is compressed as the lines the model reads, then split
+/// back into one array item per line (markers included).
 fn filenames_output(response: &Value, source: &str) -> Option<Value> {
     let mut obj = response.as_object()?.clone();
+    let text = filenames_lines(&obj)?;
+    let compressed = engine::compress_str(&text, source)?;
+    obj.insert("filenames".into(), split_lines(&compressed));
+    Some(Value::Object(obj))
+}
+
+/// The `filenames` list as the lines the model reads, one path a line; `None` when
+/// there is none, an item is not a string, or a path holds a line break.
+fn filenames_lines(obj: &Map<String, Value>) -> Option<String> {
     let names = obj.get("filenames")?.as_array()?;
     let mut text = String::new();
     for (i, n) in names.iter().enumerate() {
@@ -233,13 +249,16 @@ fn filenames_output(response: &Value, source: &str) -> Option<Value> {
         }
         text.push_str(n);
     }
-    let compressed = engine::compress_str(&text, source)?;
-    let items: Vec<Value> = compressed
-        .split('\n')
-        .map(|l| Value::String(l.to_string()))
-        .collect();
-    obj.insert("filenames".into(), Value::Array(items));
-    Some(Value::Object(obj))
+    Some(text)
+}
+
+/// A compressed list back as one array item per line.
+fn split_lines(text: &str) -> Value {
+    Value::Array(
+        text.split('\n')
+            .map(|l| Value::String(l.to_string()))
+            .collect(),
+    )
 }
 
 /// Replaces one string field of an object with its compressed form.
@@ -590,11 +609,23 @@ pub fn tell_once(
         return reply;
     }
     let mut reply = reply.unwrap_or_else(|| serde_json::json!({}));
-    reply["systemMessage"] = format!(
-        "snip: the store of originals could not keep an output ({why}), so it reached the model uncompressed; fix the store (see `snip stats`) or set SNIP_STORE=0 to compress without keeping originals. Said once per session."
-    )
-    .into();
+    reply["systemMessage"] = store_failure_message(why).into();
     Some(reply)
+}
+
+/// The `systemMessage` for an output that reached the model uncompressed because the
+/// store could not keep its original (`why`, the store's one-line reason): the cause,
+/// then the fix for that cause.
+pub fn store_failure_message(why: &str) -> String {
+    let why = why.trim_end_matches('.');
+    // The store's own reasons name their fix (an entry or store cap: the variable to
+    // raise; a refused or missing directory: what to set); a failed write does not.
+    let fix = snip_store::error::write_fix(why)
+        .map(|f| format!("; {f}"))
+        .unwrap_or_default();
+    format!(
+        "snip: an output reached the model uncompressed because the store of originals could not keep it: {why}{fix}. Or set SNIP_STORE=0 to compress without keeping originals. Said once per session."
+    )
 }
 
 #[cfg(test)]

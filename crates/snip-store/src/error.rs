@@ -25,13 +25,14 @@ pub enum StoreError {
         /// `HOME` as found (`None`: unset or empty).
         home: Option<String>,
     },
-    /// The store directory (or a file in it) is unsafe to use: a symlink, not a
-    /// directory, or owned by another user.
-    #[error("refusing store {}: {reason}; set SNIP_STORE_DIR to a directory you own", path.display())]
+    /// The store directory (or a file in it) is unsafe or unfit to use: a symlink, not
+    /// a directory, owned by another user, open to others, a damaged key file.
+    #[error("refusing store {}: {reason}", path.display())]
     Refused {
         /// The refused path.
         path: PathBuf,
-        /// Why, e.g. `it is a symlink`.
+        /// Why, then what to do, e.g. `it is a symlink; set SNIP_STORE_DIR to a
+        /// directory you own` (see [`StoreError::refused`]).
         reason: String,
     },
     /// The original is larger than the store keeps.
@@ -74,6 +75,15 @@ impl StoreError {
         matches!(self, StoreError::Remote { .. })
     }
 
+    /// [`StoreError::Refused`] for `path` because of `why`, with the fix that fits
+    /// most refusals: another directory.
+    pub(crate) fn refused(path: impl Into<PathBuf>, why: &str) -> Self {
+        StoreError::Refused {
+            path: path.into(),
+            reason: format!("{why}; set SNIP_STORE_DIR to a directory you own"),
+        }
+    }
+
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, cause: io::Error) -> Self {
         StoreError::Io {
             action,
@@ -91,5 +101,21 @@ pub(crate) trait IoContext<T> {
 impl<T> IoContext<T> for io::Result<T> {
     fn ctx(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T, StoreError> {
         self.map_err(|e| StoreError::io(action, path, e))
+    }
+}
+
+/// What to do about a failed store write, from the store's one-line reason (its
+/// [`StoreError`] message, which ends with the OS error for a failed file operation):
+/// for a read-only file system or directory, and a full disk or quota. `None` for
+/// other reasons: the store's own messages (a cap, a refused directory) name their fix.
+pub fn write_fix(reason: &str) -> Option<&'static str> {
+    if reason.contains("(os error 30)") {
+        Some("the store is on a read-only file system: set SNIP_STORE_DIR to a directory on a writable one")
+    } else if reason.contains("(os error 13)") || reason.contains("(os error 1)") {
+        Some("this user cannot write the store directory: make it writable (chmod u+w), or set SNIP_STORE_DIR to a directory you own")
+    } else if reason.contains("(os error 28)") || reason.contains("(os error 122)") {
+        Some("the store's disk (or quota) is full: free space, or lower SNIP_STORE_MAX_BYTES and run `snip gc`")
+    } else {
+        None
     }
 }

@@ -51,10 +51,7 @@ pub fn ensure_private_dir(dir: &Path, tighten: bool) -> Result<(), StoreError> {
         }
         Err(e) => return Err(StoreError::io("inspect", dir, e)),
     };
-    let refuse = |reason: String| StoreError::Refused {
-        path: dir.to_path_buf(),
-        reason,
-    };
+    let refuse = |reason: String| StoreError::refused(dir, &reason);
     if dir.parent().is_none() {
         return Err(refuse("it is the root directory".into()));
     }
@@ -126,10 +123,7 @@ pub fn open_rw_create(path: &Path, append: bool) -> Result<File, StoreError> {
 /// group or other permission bits.
 fn check_private(f: &File, path: &Path) -> Result<(), StoreError> {
     let md = f.metadata().ctx("inspect", path)?;
-    let refuse = |reason: String| StoreError::Refused {
-        path: path.to_path_buf(),
-        reason,
-    };
+    let refuse = |reason: String| StoreError::refused(path, &reason);
     if !md.is_file() {
         return Err(refuse("it is not a regular file".into()));
     }
@@ -137,10 +131,14 @@ fn check_private(f: &File, path: &Path) -> Result<(), StoreError> {
         return Err(refuse(format!("it is owned by uid {}", md.uid())));
     }
     if md.mode() & 0o077 != 0 {
-        return Err(refuse(format!(
-            "its mode is {:04o}, open to others (chmod 600 it)",
-            md.mode() & 0o7777
-        )));
+        return Err(StoreError::Refused {
+            path: path.to_path_buf(),
+            reason: format!(
+                "its mode is {:04o}, open to others; run chmod 600 {}",
+                md.mode() & 0o7777,
+                path.display()
+            ),
+        });
     }
     Ok(())
 }

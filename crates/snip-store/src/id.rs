@@ -138,12 +138,18 @@ impl Key {
         let mut f = fsutil::open_private_file(path)?;
         let mut k = [0u8; KEY_LEN];
         let mut extra = [0u8; 1];
-        f.read_exact(&mut k).ctx("read", path)?;
+        let damaged = || StoreError::Refused {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the key file is not {KEY_LEN} bytes (damaged); remove it and snip makes a new one"
+            ),
+        };
+        match f.read_exact(&mut k) {
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(damaged()),
+            r => r.ctx("read", path)?,
+        }
         if f.read(&mut extra).ctx("read", path)? != 0 {
-            return Err(StoreError::Refused {
-                path: path.to_path_buf(),
-                reason: format!("the key file is not {KEY_LEN} bytes"),
-            });
+            return Err(damaged());
         }
         Ok(Key(k))
     }

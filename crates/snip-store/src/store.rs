@@ -175,7 +175,8 @@ impl Store {
         if !dir.is_absolute() {
             return Err(StoreError::Refused {
                 path: dir,
-                reason: "it is not an absolute path".into(),
+                reason: "it is not an absolute path; set SNIP_STORE_DIR to an absolute directory"
+                    .into(),
             });
         }
         if dir
@@ -184,7 +185,9 @@ impl Store {
         {
             return Err(StoreError::Refused {
                 path: dir,
-                reason: "it contains a '..' component (give the directory it leads to)".into(),
+                reason:
+                    "it contains a '..' component; give SNIP_STORE_DIR the directory it leads to"
+                        .into(),
             });
         }
         fsutil::ensure_private_dir(&dir, false)?;

@@ -34,9 +34,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             crate::common::print("snip gc: the store is off (SNIP_STORE=0); nothing to collect\n")?;
             return Ok(ExitCode::SUCCESS);
         }
-        Ok(StoreHandle::Unavailable(why)) => bail!("gc: {why}"),
+        Ok(StoreHandle::Unavailable(why)) => bail!("gc: {}", with_fix(&why)),
     };
-    let r = store.gc()?;
+    let r = match store.gc() {
+        Ok(r) => r,
+        Err(e) => bail!("gc: {}", with_fix(&e.to_string())),
+    };
     if args.json {
         let mut v = serde_json::to_value(&r)?;
         v["store"] = store.dir().display().to_string().into();
@@ -54,4 +57,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `why`, and what to do when it is a write the file system refused (gc removes and
+/// rewrites files, so it needs the store writable).
+fn with_fix(why: &str) -> String {
+    match snip_store::error::write_fix(why) {
+        Some(fix) => format!("{why}; {fix}"),
+        None => why.to_string(),
+    }
 }

@@ -55,6 +55,12 @@ fn claude_code_hook() -> Result<ExitCode> {
         Ok(_) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let payload: serde_json::Value = match serde_json::from_slice(&input) {
                 Ok(p) => p,
+                Err(_) if has_lone_surrogate(&input) => {
+                    not_handled(
+                        "the hook payload holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair), which a reply cannot carry back exactly",
+                    );
+                    return None;
+                }
                 Err(e) => {
                     not_handled(&format!("the hook payload is not JSON ({e})"));
                     return None;
@@ -90,6 +96,36 @@ fn claude_code_hook() -> Result<ExitCode> {
     let _ = out.write_all(&input);
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `input` failed to parse because of a lone surrogate escape: valid JSON
+/// (JavaScript's `JSON.stringify` writes one for an unpaired surrogate), but no
+/// Rust string holds it. Tested by parsing again with every surrogate escape
+/// (`\uD800`-`\uDFFF`, paired or not) replaced by an escape of the same length.
+fn has_lone_surrogate(input: &[u8]) -> bool {
+    let mut fixed = input.to_vec();
+    let mut found = false;
+    let mut i = 0;
+    while i < fixed.len() {
+        if fixed[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        // A backslash starts an escape; the byte after it is the escape's letter.
+        let esc = &fixed[i + 1..];
+        let surrogate = esc.len() >= 5
+            && esc[0] == b'u'
+            && esc[1].eq_ignore_ascii_case(&b'd')
+            && matches!(esc[2].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+            && esc[3].is_ascii_hexdigit()
+            && esc[4].is_ascii_hexdigit();
+        if surrogate {
+            fixed[i + 2..i + 6].copy_from_slice(b"fffd");
+            found = true;
+        }
+        i += 2;
+    }
+    found && serde_json::from_slice::<serde_json::Value>(&fixed).is_ok()
 }
 
 /// One line on stderr for a payload snip cannot read (the reply stays `{}`, exit 0:

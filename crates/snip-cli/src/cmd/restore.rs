@@ -55,10 +55,15 @@ pub struct Args {
 
 /// Runs `snip restore`.
 pub fn run(args: Args) -> Result<ExitCode> {
+    let mut store = None;
     let (req, resp) = match request(&args) {
         Ok(req) => {
             let resp = match crate::common::existing_store() {
-                Ok(store) => store.restore(&req),
+                Ok(s) => {
+                    let resp = s.restore(&req);
+                    store = Some(s);
+                    resp
+                }
                 Err(dir) => RestoreResponse::no_store(&req, &dir),
             };
             (req, resp)
@@ -77,6 +82,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 RestoreResponse::malformed(&id, format!("malformed restore request: {e}")),
             )
         }
+        Err(RequestError::Json(resp)) => (
+            RestoreRequest {
+                id: resp.id.clone(),
+                ..Default::default()
+            },
+            *resp,
+        ),
         Err(RequestError::Flag(e)) => {
             eprintln!("snip restore: {e:#}");
             return Ok(ExitCode::from(2));
@@ -85,19 +97,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if args.raw {
         let mut ends_line = true;
-        if let Some(bytes) = resp.content_bytes() {
-            out.write_all(&bytes)?;
+        let content = resp.content_bytes();
+        if let Some(bytes) = &content {
+            out.write_all(bytes)?;
             ends_line = bytes.last().is_none_or(|&b| b == b'\n');
         }
         out.flush()?;
+        // A lines page that stops inside a line longer than the cap continues with
+        // the rest of that line, byte for byte, then every byte up to the requested
+        // range's end: a bytes request, so following the chain reads each byte once.
+        let rest_of_line = match (&store, &content) {
+            (Some(s), Some(bytes)) if resp.status == RestoreStatus::Ok => {
+                cut_line_rest(s, &req, &resp, bytes)
+            }
+            _ => None,
+        };
         // The content alone would hide a caveat the note carries (a line longer than
         // the response cap is cut, and the note says where the rest is).
-        let caveat = resp
+        let mut caveat = resp
             .note
             .strip_prefix(snip_store::restore::UNTRUSTED_NOTE)
             .map(str::trim)
-            .unwrap_or_default();
-        let notes = resp.status == RestoreStatus::Ok && (!caveat.is_empty() || resp.next.is_some());
+            .unwrap_or_default()
+            .to_string();
+        if rest_of_line.is_some() {
+            // The continue command below says where the rest is, as a command.
+            caveat = without_cut_sentence(&caveat, resp.start.unwrap_or(0));
+        }
+        let next = match &rest_of_line {
+            Some(bytes_req) => bytes_req.start.map(|b| (bytes_req, b)),
+            None => resp.next.map(|n| (&req, n)),
+        };
+        let notes = resp.status == RestoreStatus::Ok && (!caveat.is_empty() || next.is_some());
         // In one merged stream (an agent's terminal), a note must not join the
         // original's last line (docs/restore.md, "snip restore").
         if notes && !ends_line && stdout_is_stderr() {
@@ -106,10 +137,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if resp.status == RestoreStatus::Ok && !caveat.is_empty() {
             eprintln!("snip restore: {caveat}");
         }
-        if let (RestoreStatus::Ok, Some(next)) = (resp.status, resp.next) {
+        if let (RestoreStatus::Ok, Some((from, next))) = (resp.status, next) {
             eprintln!(
                 "snip restore: more follows; continue with {}",
-                continue_command(&req, next, snip_hosts::claude_code::shell_quote)
+                continue_command(from, next, snip_hosts::claude_code::shell_quote)
             );
         }
     } else {
@@ -123,6 +154,63 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::from(resp.status.exit_code()))
 }
 
+/// When `resp` is a `lines` page cut inside a line (one line longer than the cap),
+/// the `bytes` request for the rest of the requested lines, from the byte after the
+/// page: `[byte_end, end of line req.end)`, open-ended when the range runs to the
+/// last line. `None` when the page ends at a line end or the scope's end.
+fn cut_line_rest(
+    store: &snip_store::StoreHandle,
+    req: &RestoreRequest,
+    resp: &RestoreResponse,
+    content: &[u8],
+) -> Option<RestoreRequest> {
+    if req.mode != RestoreMode::Lines || content.last().is_none_or(|&b| b == b'\n') {
+        return None;
+    }
+    let cut = resp.byte_end?;
+    let scope = resp.scope_bytes.or(resp.total_bytes)?;
+    if cut >= scope {
+        return None;
+    }
+    let total_lines = resp.total_lines?;
+    // The range's end in bytes: where the line after `req.end` starts.
+    let end = match req.end {
+        Some(e) if e < total_lines => {
+            let probe = RestoreRequest {
+                start: Some(e + 1),
+                end: Some(e + 1),
+                max_bytes: Some(snip_store::options::RECOVERY_MIN_BYTES),
+                ..req.clone()
+            };
+            let r = store.restore(&probe);
+            Some(r.byte_start.filter(|_| r.status == RestoreStatus::Ok)?)
+        }
+        _ => None,
+    };
+    Some(RestoreRequest {
+        mode: RestoreMode::Bytes,
+        start: Some(cut),
+        end,
+        ..req.clone()
+    })
+}
+
+/// `caveat` without the sentence saying line `line` was cut at the response cap.
+fn without_cut_sentence(caveat: &str, line: u64) -> String {
+    let head = format!("Line {line} is longer than the response cap");
+    let Some(at) = caveat.find(&head) else {
+        return caveat.to_string();
+    };
+    let tail = &caveat[at..];
+    let len = tail
+        .find("end=")
+        .and_then(|e| tail[e..].find('.').map(|d| e + d + 1));
+    let rest = len.map_or("", |l| &tail[l..]);
+    format!("{} {}", caveat[..at].trim_end(), rest.trim_start())
+        .trim()
+        .to_string()
+}
+
 /// Whether stdout and stderr are the same file (`2>&1`, a terminal tool's one pipe).
 fn stdout_is_stderr() -> bool {
     use rustix::fs::fstat;
@@ -132,16 +220,27 @@ fn stdout_is_stderr() -> bool {
     }
 }
 
-/// Why the arguments make no request: a pasted call that cannot be read, or a flag.
+/// Why the arguments make no request: a pasted call or JSON request that cannot be
+/// read, or a flag.
 enum RequestError {
     Call(anyhow::Error),
+    Json(Box<RestoreResponse>),
     Flag(anyhow::Error),
 }
 
 /// The request the flags describe.
 fn request(args: &Args) -> std::result::Result<RestoreRequest, RequestError> {
-    let req = if snip_core::marker::strip_call_name(args.id.trim_start()).is_some() {
+    let arg = args.id.trim_start();
+    let req = if arg.starts_with('{') {
+        // The JSON request (the MCP tool's arguments), read by the one parser.
+        RestoreRequest::from_json(arg).map_err(RequestError::Json)?
+    } else if snip_core::marker::strip_call_name(arg).is_some() {
         parse_pasted_call(&args.id).map_err(|e| RequestError::Call(anyhow::Error::msg(e)))?
+    } else if let Some(name) = call_name(arg) {
+        return Err(RequestError::Call(anyhow::anyhow!(
+            "{name:?} is not the restore tool: paste the call a marker quotes, \
+             snip_restore(id=\"sn_…\", …) (or a host's name for it ending in _snip_restore)"
+        )));
     } else {
         RestoreRequest {
             id: args.id.clone(),
@@ -149,6 +248,17 @@ fn request(args: &Args) -> std::result::Result<RestoreRequest, RequestError> {
         }
     };
     with_flags(req, args).map_err(RequestError::Flag)
+}
+
+/// The tool name of something shaped like a call, `name(…`: a name of ASCII
+/// letters, digits, `_`, `-` and `.` right before a `(`.
+fn call_name(arg: &str) -> Option<&str> {
+    let (name, _) = arg.split_once('(')?;
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    ok.then_some(name)
 }
 
 /// `req` with the flags' settings over it.
