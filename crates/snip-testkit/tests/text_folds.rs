@@ -257,3 +257,80 @@ fn tiny_budgets_are_idempotent() {
         }
     }
 }
+
+/// A compiler's diagnostic (a header, a location, a gutter, the source line, a caret
+/// line, a note) for call site `n`: 8 lines of 6 shapes; `message` is the error line.
+fn diagnostic(n: usize, message: &str) -> String {
+    format!(
+        "error[E0425]: {message}\n  --> src/loader.c:{line}:{col}\n   |\n{line} |     total += read_chunk(buf_{n}, {n});\n   |              ^^^^^^^^^^ not found in this scope\n   |\nnote: declared in a header that is not included\n   = help: add `#include \"chunk.h\"` near line {n}\n",
+        line = 100 + 3 * n,
+        col = 5 + n % 7,
+    )
+}
+
+/// A compiler's flood: one multi-line diagnostic (more shapes than a run may hold)
+/// repeated for 300 call sites, only numbers changed. Its copies fold as whole blocks
+/// behind one marker that counts the copied error lines; the output ends far below
+/// the budget and the summary shows.
+#[test]
+fn a_repeated_multi_line_diagnostic_folds_to_one_copy() {
+    let mut s = String::from("   Compiling loader v0.3.1\n");
+    for n in 0..300 {
+        s.push_str(&diagnostic(
+            n,
+            "cannot find function `read_chunk` in this scope",
+        ));
+    }
+    s.push_str("error: could not compile `loader` due to 300 previous errors\n");
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    let folds = fold_markers(&out);
+    assert_eq!(folds.len(), 1, "{out}");
+    assert!(
+        folds[0].contains("299 similar blocks of 8 lines (2392 lines,"),
+        "{}",
+        folds[0]
+    );
+    assert!(
+        folds[0].contains("598 salient lines among them at 10, 14, 18, 22, …"),
+        "{}",
+        folds[0]
+    );
+    assert!(out.contains("read_chunk(buf_0, 0)"), "{out}");
+    assert!(out.contains("due to 300 previous errors"), "{out}");
+    assert!(out.len() < 2048, "{} bytes\n{out}", out.len());
+}
+
+/// The same flood with a different error message at one call site: that copy's error
+/// line is distinct, so the fold stops short of its block and the line is shown.
+#[test]
+fn a_distinct_error_line_in_a_repeated_block_stays() {
+    let mut s = String::new();
+    for n in 0..300 {
+        let message = if n == 170 {
+            "mismatched types: expected `usize`, found `i64`"
+        } else {
+            "cannot find function `read_chunk` in this scope"
+        };
+        s.push_str(&diagnostic(n, message));
+    }
+    let cfg = Config::default();
+    let out = check(&s, &cfg);
+    assert!(
+        out.contains("mismatched types: expected `usize`, found `i64`"),
+        "{out}"
+    );
+    assert!(out.contains("read_chunk(buf_170, 170)"), "{out}");
+    let folds = fold_markers(&out);
+    assert_eq!(folds.len(), 2, "{out}");
+    assert!(
+        folds[0].contains("169 similar blocks of 8 lines"),
+        "{}",
+        folds[0]
+    );
+    assert!(out.len() < 4096, "{} bytes\n{out}", out.len());
+    // Compressing again changes nothing.
+    let twice = snip_core::compress(out.as_bytes(), &cfg, &mut snip_core::NoStore);
+    assert_eq!(String::from_utf8_lossy(&twice.output), out);
+}

@@ -32,6 +32,18 @@
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
 //! `traceback-keep` marker) is left whole.
 //!
+//! A *repeated block* is a block of more than [`MAX_PERIOD`] shapes (at most
+//! [`MAX_BLOCK`] lines: a compiler's diagnostic with its location, gutter, source and
+//! caret lines) followed right away by whole copies of itself: the same shapes in the
+//! same order, each line the same text but for its numbers' digits, each salient line
+//! byte-identical to the block's line at its place. The block stays (folded within
+//! itself like any text) and its copies become one marker (`8 similar blocks of 89
+//! lines (712 lines, … bytes) elided, 56 salient lines among them at …`) that counts
+//! the salient lines it stands for and names the first of them. A copy whose words
+//! differ (distinct data) or whose salient line differs in any byte (a distinct error)
+//! ends the copies, and that line stays. Finding blocks costs at most
+//! [`BLOCK_WORK`] line comparisons per line of the document.
+//!
 //! Folds of *distinct data* (a run of one shape whose masked paths or names differ:
 //! a `du` or `find` listing, one item a line) get room back: when the folded document ends
 //! under 90% of the budget, each such fold shows the same share of its lines from its
@@ -236,38 +248,218 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
             None => ceiling[k + 1],
         };
     }
+    // Where each line's shape comes next (for repeated blocks), and the work left
+    // for finding them: a bound on the comparisons whatever the input.
+    let next = next_same(keys);
+    let mut work = n.saturating_mul(BLOCK_WORK).saturating_add(1024);
     let mut i = 0;
     while i < n {
+        if let Some((p, reps)) = repeated_block(doc, &src, keys, &next, i, &mut work) {
+            let (start, end) = (i + p, i + p + reps * p);
+            if !in_traceback(doc, &src, i, end) {
+                // The first block, folded within itself as usual.
+                let mut k = i;
+                while k < start {
+                    k = step(
+                        doc,
+                        &src,
+                        &keys[..start],
+                        raw,
+                        how,
+                        eol,
+                        k,
+                        (&mut floor, &ceiling),
+                        &mut out,
+                        &mut done,
+                    );
+                }
+                // Its copies: one marker, with the salient lines among them (each a
+                // copy of one in the first block) counted.
+                let copies = &src[start..end];
+                let salient: Vec<u64> = copies
+                    .iter()
+                    .filter(|l| salience(doc.text(l)) >= KEPT_PRIORITY)
+                    .map(|l| u64::from(l.src_first) + 1)
+                    .collect();
+                let room = (floor, ceiling[end].saturating_sub(1));
+                match marker(doc, copies, Shape::Blocks(p), &salient, eol, raw, room) {
+                    Some((line, (fa, fb), (s, e))) => {
+                        floor = line.src_last.saturating_add(1);
+                        done.folds += 1;
+                        done.lines += fb + 1 - fa;
+                        done.bytes += e - s;
+                        out.push(line);
+                    }
+                    None => out.extend_from_slice(copies),
+                }
+                i = end;
+                continue;
+            }
+        }
+        i = step(
+            doc,
+            &src,
+            keys,
+            raw,
+            how,
+            eol,
+            i,
+            (&mut floor, &ceiling),
+            &mut out,
+            &mut done,
+        );
+    }
+    doc.lines = out;
+    done
+}
+
+/// One step of [`fold`] at line `i` of `src` (`keys`: the shapes of the lines it may
+/// look at): the run starting there folded, or the line kept. Returns the next line.
+#[allow(clippy::too_many_arguments)]
+fn step(
+    doc: &mut Doc<'_>,
+    src: &[Line],
+    keys: &[u64],
+    raw: &RawIndex,
+    how: &mut How<'_>,
+    eol: crate::doc::Eol,
+    i: usize,
+    (floor, ceiling): (&mut u32, &[u32]),
+    out: &mut Vec<Line>,
+    done: &mut Folded,
+) -> usize {
+    {
         let Some(run) = best_run(keys, i) else {
             if src[i].marker.is_some() {
-                floor = floor.max(src[i].src_last.saturating_add(1));
+                *floor = (*floor).max(src[i].src_last.saturating_add(1));
             }
             out.push(src[i]);
-            i += 1;
-            continue;
+            return i + 1;
         };
         let end = run.end;
-        if in_traceback(doc, &src, i, end) {
+        if in_traceback(doc, src, i, end) {
             out.extend_from_slice(&src[i..end]);
         } else {
+            let lits = how.lits;
             fold_run(
                 doc,
                 &src[i..end],
                 &keys[i..end],
-                &how.lits[i..end],
+                &lits[i..end],
                 run,
                 how,
                 eol,
                 raw,
-                (&mut floor, &ceiling[i..=end]),
-                &mut out,
-                &mut done,
+                (floor, &ceiling[i..=end]),
+                out,
+                done,
             );
         }
-        i = end;
+        end
     }
-    doc.lines = out;
-    done
+}
+
+/// Longest block, in lines, whose repeats fold as one (see [`repeated_block`]).
+const MAX_BLOCK: usize = 256;
+
+/// Line comparisons allowed per line of the document for finding repeated blocks.
+const BLOCK_WORK: usize = 32;
+
+/// Whether `a` and `b` are the same text but for the digits of their numbers (each
+/// run of ASCII digits read as one digit).
+fn same_but_digits(a: &[u8], b: &[u8]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match (a[i].is_ascii_digit(), b[j].is_ascii_digit()) {
+            (true, true) => {
+                while i < a.len() && a[i].is_ascii_digit() {
+                    i += 1;
+                }
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+            }
+            (false, false) if a[i] == b[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => return false,
+        }
+    }
+    i == a.len() && j == b.len()
+}
+
+/// For each line, the index of the next line of the same shape (`usize::MAX`: none).
+fn next_same(keys: &[u64]) -> Vec<usize> {
+    let mut next = vec![usize::MAX; keys.len()];
+    let mut seen: std::collections::HashMap<u64, usize> =
+        std::collections::HashMap::with_capacity(keys.len());
+    for (k, &key) in keys.iter().enumerate().rev() {
+        if let Some(j) = seen.insert(key, k) {
+            next[k] = j;
+        }
+    }
+    next
+}
+
+/// A block of lines starting at line `i` that repeats right after itself: its length
+/// `p` (the smallest that repeats, more than [`MAX_PERIOD`] shapes in it, at most
+/// [`MAX_BLOCK`] lines) and how many whole copies of it follow (1 or more). A copy has
+/// the same shapes in the same order, and each salient line in it is byte-identical
+/// to the block's line at its place, each other line the same text but for its
+/// numbers' digits (a line whose words differ is distinct data, a salient line that
+/// differs at all is a distinct error: either ends the copies). `None` when no such block starts at `i`, when its smallest repeat has
+/// [`MAX_PERIOD`] shapes or fewer (runs fold those), or when `work` (line
+/// comparisons left) runs out.
+fn repeated_block(
+    doc: &Doc<'_>,
+    src: &[Line],
+    keys: &[u64],
+    next: &[usize],
+    i: usize,
+    work: &mut usize,
+) -> Option<(usize, usize)> {
+    let n = keys.len();
+    let same = |j: usize, p: usize| {
+        let (a, b) = (doc.text(&src[j]), doc.text(&src[j - p]));
+        keys[j] == keys[j - p] && (a == b || (same_but_digits(a, b) && salience(a) < KEPT_PRIORITY))
+    };
+    let mut at = next[i];
+    while at != usize::MAX && at - i <= MAX_BLOCK && i + 2 * (at - i) <= n {
+        let p = at - i;
+        let mut k = 0;
+        while k < p {
+            if *work == 0 {
+                return None;
+            }
+            *work -= 1;
+            if !same(i + p + k, p) {
+                break;
+            }
+            k += 1;
+        }
+        if k == p {
+            let mut shapes: Vec<u64> = Vec::with_capacity(MAX_PERIOD + 1);
+            for &key in &keys[i..i + p] {
+                if !shapes.contains(&key) {
+                    shapes.push(key);
+                    if shapes.len() > MAX_PERIOD {
+                        break;
+                    }
+                }
+            }
+            if shapes.len() <= MAX_PERIOD {
+                return None;
+            }
+            let mut len = 2 * p;
+            while i + len < n && same(i + len, p) {
+                len += 1;
+            }
+            return Some((p, len / p - 1));
+        }
+        at = next[at];
+    }
+    None
 }
 
 /// A run of lines whose shapes all belong to a small set (the shapes of its first
@@ -532,8 +724,9 @@ fn marker(
             if count == 1 { "line" } else { "lines" }
         ),
         Shape::Blocks(p) => format!(
-            "{} similar blocks of {p} lines ({count} lines, {size} bytes) elided",
-            count / p
+            "{} similar {} of {p} lines ({count} lines, {size} bytes) elided",
+            count / p,
+            if count / p == 1 { "block" } else { "blocks" }
         ),
         Shape::Mixed(s) => format!("{count} similar lines of {s} shapes ({size} bytes) elided"),
     };
