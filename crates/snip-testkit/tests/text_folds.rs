@@ -260,10 +260,12 @@ fn tiny_budgets_are_idempotent() {
 
 /// A compiler's diagnostic (a header, a location, a gutter, the source line, a caret
 /// line, a note) for call site `n`: 8 lines of 6 shapes; `message` is the error line.
+/// The gutter is as wide as the line number (one column wider from line 100 on).
 fn diagnostic(n: usize, message: &str) -> String {
+    let line = 40 + 3 * n;
+    let pad = " ".repeat(line.to_string().len());
     format!(
-        "error[E0425]: {message}\n  --> src/loader.c:{line}:{col}\n   |\n{line} |     total += read_chunk(buf_{n}, {n});\n   |              ^^^^^^^^^^ not found in this scope\n   |\nnote: declared in a header that is not included\n   = help: add `#include \"chunk.h\"` near line {n}\n",
-        line = 100 + 3 * n,
+        "error[E0425]: {message}\n{pad}--> src/loader.c:{line}:{col}\n{pad} |\n{line} |     total += read_chunk(buf_{n}, {n});\n{pad} |              ^^^^^^^^^^ not found in this scope\n{pad} |\nnote: declared in a header that is not included\n{pad} = help: add `#include \"chunk.h\"` near line {n}\n",
         col = 5 + n % 7,
     )
 }

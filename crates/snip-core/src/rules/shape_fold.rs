@@ -35,13 +35,13 @@
 //! A *repeated block* is a block of more than [`MAX_PERIOD`] shapes (at most
 //! [`MAX_BLOCK`] lines: a compiler's diagnostic with its location, gutter, source and
 //! caret lines) followed right away by whole copies of itself: the same shapes in the
-//! same order, each line the same text but for its numbers' digits, each salient line
-//! byte-identical to the block's line at its place. The block stays (folded within
-//! itself like any text) and its copies become one marker (`8 similar blocks of 89
-//! lines (712 lines, … bytes) elided, 56 salient lines among them at …`) that counts
-//! the salient lines it stands for and names the first of them. A copy whose words
-//! differ (distinct data) or whose salient line differs in any byte (a distinct error)
-//! ends the copies, and that line stays. Finding blocks costs at most
+//! same order, each line the same text but for its numbers' digits and the width of
+//! its spacing, each salient line the same but for its spacing's width. The block
+//! stays (folded within itself like any text) and its copies become one marker
+//! (`8 similar blocks of 89 lines (712 lines, … bytes) elided, 56 salient lines among
+//! them at …`) that counts the salient lines it stands for and names the first of
+//! them. A copy whose words differ (distinct data) or whose salient line differs in
+//! more than spacing (a distinct error) ends the copies, and that line stays. Finding blocks costs at most
 //! [`BLOCK_WORK`] line comparisons per line of the document.
 //!
 //! Folds of *distinct data* (a run of one shape whose masked paths or names differ:
@@ -365,25 +365,33 @@ const MAX_BLOCK: usize = 256;
 /// Line comparisons allowed per line of the document for finding repeated blocks.
 const BLOCK_WORK: usize = 32;
 
-/// Whether `a` and `b` are the same text but for the digits of their numbers (each
-/// run of ASCII digits read as one digit).
-fn same_but_digits(a: &[u8], b: &[u8]) -> bool {
+/// Whether `a` and `b` are the same text but for the width of their spacing (each run
+/// of spaces and tabs read as one unit: a gutter one column wider when line numbers
+/// reach 100) and, when `digits`, for the digits of their numbers (each run of ASCII
+/// digits read as one unit).
+fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
+    // 1: a digit (when `digits`), 2: a space or tab, 0: any other byte.
+    let class = |c: u8| match c {
+        b'0'..=b'9' if digits => 1u8,
+        b' ' | b'\t' => 2,
+        _ => 0,
+    };
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
-        match (a[i].is_ascii_digit(), b[j].is_ascii_digit()) {
-            (true, true) => {
-                while i < a.len() && a[i].is_ascii_digit() {
-                    i += 1;
-                }
-                while j < b.len() && b[j].is_ascii_digit() {
-                    j += 1;
-                }
-            }
-            (false, false) if a[i] == b[j] => {
-                i += 1;
-                j += 1;
-            }
-            _ => return false,
+        let (k, l) = (class(a[i]), class(b[j]));
+        if k != l || (k == 0 && a[i] != b[j]) {
+            return false;
+        }
+        if k == 0 {
+            i += 1;
+            j += 1;
+            continue;
+        }
+        while i < a.len() && class(a[i]) == k {
+            i += 1;
+        }
+        while j < b.len() && class(b[j]) == k {
+            j += 1;
         }
     }
     i == a.len() && j == b.len()
@@ -405,12 +413,12 @@ fn next_same(keys: &[u64]) -> Vec<usize> {
 /// A block of lines starting at line `i` that repeats right after itself: its length
 /// `p` (the smallest that repeats, more than [`MAX_PERIOD`] shapes in it, at most
 /// [`MAX_BLOCK`] lines) and how many whole copies of it follow (1 or more). A copy has
-/// the same shapes in the same order, and each salient line in it is byte-identical
-/// to the block's line at its place, each other line the same text but for its
+/// the same shapes in the same order, and each line in it is the same text as the
+/// block's line at its place but for its spacing's width and, unless salient, its
 /// numbers' digits (a line whose words differ is distinct data, a salient line that
-/// differs at all is a distinct error: either ends the copies). `None` when no such block starts at `i`, when its smallest repeat has
-/// [`MAX_PERIOD`] shapes or fewer (runs fold those), or when `work` (line
-/// comparisons left) runs out.
+/// differs in its digits is a distinct error: either ends the copies). `None` when no such block starts at `i`, when its smallest repeat has
+/// [`MAX_PERIOD`] shapes or fewer (runs fold those), or when `work` (line comparisons
+/// left) runs out.
 fn repeated_block(
     doc: &Doc<'_>,
     src: &[Line],
@@ -422,7 +430,10 @@ fn repeated_block(
     let n = keys.len();
     let same = |j: usize, p: usize| {
         let (a, b) = (doc.text(&src[j]), doc.text(&src[j - p]));
-        keys[j] == keys[j - p] && (a == b || (same_but_digits(a, b) && salience(a) < KEPT_PRIORITY))
+        keys[j] == keys[j - p]
+            && (a == b
+                || same_but_digits(a, b, false)
+                || (same_but_digits(a, b, true) && salience(a) < KEPT_PRIORITY))
     };
     let mut at = next[i];
     while at != usize::MAX && at - i <= MAX_BLOCK && i + 2 * (at - i) <= n {
