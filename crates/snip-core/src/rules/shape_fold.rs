@@ -132,10 +132,13 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         return Folded::default();
     }
     let (keys, lits) = run_keys(doc);
+    let (loose, salient) = loose_keys(doc, &doc.lines);
     let lines = doc.lines.clone();
     let markers = doc.markers.len();
     let mut how = How {
         lits: &lits,
+        loose: &loose,
+        salient: &salient,
         copies: None,
         share: None,
     };
@@ -186,6 +189,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
 struct How<'a> {
     /// Each line's literal key: its shape with the paths and the name it masks.
     lits: &'a [u64],
+    /// Each line's loose key and whether it is salient (see [`loose_keys`]).
+    loose: &'a [u64],
+    salient: &'a [bool],
     /// Bytes left for salient lines of a shape already shown in their run (`None`:
     /// every salient line stays).
     copies: Option<usize>,
@@ -248,13 +254,23 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
             None => ceiling[k + 1],
         };
     }
-    // Where each line's shape comes next (for repeated blocks), and the work left
-    // for finding them: a bound on the comparisons whatever the input.
-    let next = next_same(keys);
+    // For repeated blocks: each line's loose text (see `loose_keys`), where it comes
+    // next, how far a block from each line must reach, and the work left for finding
+    // them (a bound on the comparisons whatever the input).
+    let (loose, salient) = (how.loose, how.salient);
+    let next = next_same(loose);
+    let wide = wide_from(keys);
     let mut work = n.saturating_mul(BLOCK_WORK).saturating_add(1024);
     let mut i = 0;
     while i < n {
-        if let Some((p, reps)) = repeated_block(doc, &src, keys, &next, i, &mut work) {
+        if let Some((p, reps)) = repeated_block(
+            doc,
+            &src,
+            (keys, loose, salient),
+            (&next, &wide),
+            i,
+            &mut work,
+        ) {
             let (start, end) = (i + p, i + p + reps * p);
             if !in_traceback(doc, &src, i, end) {
                 // The first block, folded within itself as usual.
@@ -397,6 +413,74 @@ fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
     i == a.len() && j == b.len()
 }
 
+/// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
+/// as one space and, unless the line is salient, every run of digits as one `0` (a
+/// marker line's never equals another line's), and whether it is salient: lines that
+/// may be copies of each other in a repeated block have equal loose keys.
+fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
+    let mut salient = Vec::with_capacity(lines.len());
+    let loose = lines
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            if l.marker.is_some() {
+                salient.push(false);
+                return !(k as u64);
+            }
+            let t = doc.text(l);
+            let keep_digits = salience(t) >= KEPT_PRIORITY;
+            salient.push(keep_digits);
+            let mut h = state.build_hasher();
+            h.write_u8(u8::from(keep_digits));
+            let mut last = 0u8;
+            for &c in t {
+                let c = match c {
+                    b' ' | b'\t' => b' ',
+                    b'0'..=b'9' if !keep_digits => b'0',
+                    c => c,
+                };
+                if (c == b' ' || c == b'0') && c == last {
+                    continue;
+                }
+                h.write_u8(c);
+                last = c;
+            }
+            h.finish()
+        })
+        .collect();
+    (loose, salient)
+}
+
+/// Mixed into the seed of loose keys.
+const LOOSE_SEED: u64 = 0x0001_005e;
+
+/// For each line `i`, the fewest lines from it (`i` included) that hold more than
+/// [`MAX_PERIOD`] distinct shapes (`usize::MAX`: the lines to the end hold fewer).
+fn wide_from(keys: &[u64]) -> Vec<usize> {
+    let n = keys.len();
+    let mut wide = vec![usize::MAX; n];
+    let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut r = 0;
+    for (i, w) in wide.iter_mut().enumerate() {
+        while r < n && counts.len() <= MAX_PERIOD {
+            *counts.entry(keys[r]).or_insert(0) += 1;
+            r += 1;
+        }
+        if counts.len() > MAX_PERIOD {
+            *w = r - i;
+        }
+        if let Some(c) = counts.get_mut(&keys[i]) {
+            *c -= 1;
+            if *c == 0 {
+                counts.remove(&keys[i]);
+            }
+        }
+    }
+    wide
+}
+
 /// For each line, the index of the next line of the same shape (`usize::MAX`: none).
 fn next_same(keys: &[u64]) -> Vec<usize> {
     let mut next = vec![usize::MAX; keys.len()];
@@ -416,26 +500,30 @@ fn next_same(keys: &[u64]) -> Vec<usize> {
 /// the same shapes in the same order, and each line in it is the same text as the
 /// block's line at its place but for its spacing's width and, unless salient, its
 /// numbers' digits (a line whose words differ is distinct data, a salient line that
-/// differs in its digits is a distinct error: either ends the copies). `None` when no such block starts at `i`, when its smallest repeat has
-/// [`MAX_PERIOD`] shapes or fewer (runs fold those), or when `work` (line comparisons
-/// left) runs out.
+/// differs in its digits is a distinct error: either ends the copies). `None` when no
+/// such block starts at `i` or when `work` (line comparisons left) runs out; `wide`
+/// (from [`wide_from`]) skips the lengths too short to hold that many shapes without
+/// a comparison.
 fn repeated_block(
     doc: &Doc<'_>,
     src: &[Line],
-    keys: &[u64],
-    next: &[usize],
+    (keys, loose, salient): (&[u64], &[u64], &[bool]),
+    (next, wide): (&[usize], &[usize]),
     i: usize,
     work: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = keys.len();
     let same = |j: usize, p: usize| {
-        let (a, b) = (doc.text(&src[j]), doc.text(&src[j - p]));
-        keys[j] == keys[j - p]
-            && (a == b
-                || same_but_digits(a, b, false)
-                || (same_but_digits(a, b, true) && salience(a) < KEPT_PRIORITY))
+        loose[j] == loose[j - p]
+            && keys[j] == keys[j - p]
+            && salient[j] == salient[j - p]
+            && same_but_digits(doc.text(&src[j]), doc.text(&src[j - p]), !salient[j])
     };
+    // A block holds more than MAX_PERIOD shapes: it is at least `wide[i]` lines long.
     let mut at = next[i];
+    while at != usize::MAX && at - i <= MAX_BLOCK && at - i < wide[i] {
+        at = next[at];
+    }
     while at != usize::MAX && at - i <= MAX_BLOCK && i + 2 * (at - i) <= n {
         let p = at - i;
         let mut k = 0;
@@ -450,18 +538,6 @@ fn repeated_block(
             k += 1;
         }
         if k == p {
-            let mut shapes: Vec<u64> = Vec::with_capacity(MAX_PERIOD + 1);
-            for &key in &keys[i..i + p] {
-                if !shapes.contains(&key) {
-                    shapes.push(key);
-                    if shapes.len() > MAX_PERIOD {
-                        break;
-                    }
-                }
-            }
-            if shapes.len() <= MAX_PERIOD {
-                return None;
-            }
             let mut len = 2 * p;
             while i + len < n && same(i + len, p) {
                 len += 1;
