@@ -28,6 +28,7 @@
 
 pub mod captures;
 pub mod clue;
+pub mod diffcheck;
 pub mod render;
 pub mod report;
 mod rng;

@@ -138,10 +138,11 @@ fn row_cells(r: &Row) -> Vec<String> {
         } else {
             r.restore_response_bytes.map(thousands).unwrap_or_default()
         },
-        match r.diff_identical {
-            Some(true) => "same".into(),
-            Some(false) => "CHANGED".into(),
-            None => String::new(),
+        match (r.diff_identical, r.diff_by_hunks) {
+            (Some(true), _) => "same".into(),
+            (Some(false), Some(true)) => "by hunks".into(),
+            (Some(false), _) => "CHANGED".into(),
+            (None, _) => String::new(),
         },
         match r.json_valid {
             Some(true) => "valid".into(),
@@ -166,7 +167,11 @@ fn totals_cells(t: &Totals) -> Vec<String> {
             t.clues_visible, t.rows, t.clues_recoverable, t.rows
         ),
         String::new(),
-        format!("{} changed", t.diffs_changed),
+        if t.diffs_by_hunks > 0 {
+            format!("{} changed, {} by hunks", t.diffs_changed, t.diffs_by_hunks)
+        } else {
+            format!("{} changed", t.diffs_changed)
+        },
         format!("{} invalid", t.json_invalid),
         format!("{:.1}", t.median_us_sum),
     ]

@@ -104,6 +104,10 @@ pub struct Row {
     pub markers: u64,
     /// For diffs: the output is byte-identical to the input.
     pub diff_identical: Option<bool>,
+    /// For diffs over their budget whose output differs from the input: it is the
+    /// input shortened by whole hunks, every kept line byte-identical
+    /// ([`crate::diffcheck::shortened_by_hunks`]); `None` for every other row.
+    pub diff_by_hunks: Option<bool>,
     /// For JSON inputs: the output still parses as JSON.
     pub json_valid: Option<bool>,
     /// The recorded command's exit status (captures only; snip never changes it).
@@ -150,8 +154,11 @@ pub struct Totals {
     pub clues_recovered_by_search: u64,
     /// Diff rows.
     pub diffs: u64,
-    /// Diff rows whose output differs from the input.
+    /// Diff rows whose output differs from the input other than as allowed: under
+    /// their budget any difference, over it anything but whole hunks kept verbatim.
     pub diffs_changed: u64,
+    /// Diff rows over their budget shortened by whole hunks, every kept line verbatim.
+    pub diffs_by_hunks: u64,
     /// JSON rows.
     pub json_inputs: u64,
     /// JSON rows whose output no longer parses.
@@ -188,7 +195,10 @@ impl Totals {
                 !r.clue_visible && r.recovered_by == Some(RecoveredBy::Search)
             }),
             diffs: count(&|r| r.kind == Kind::Diff),
-            diffs_changed: count(&|r| r.diff_identical == Some(false)),
+            diffs_changed: count(&|r| {
+                r.diff_identical == Some(false) && r.diff_by_hunks != Some(true)
+            }),
+            diffs_by_hunks: count(&|r| r.diff_by_hunks == Some(true)),
             json_inputs: count(&|r| r.kind == Kind::Json),
             json_invalid: count(&|r| r.json_valid == Some(false)),
             over_bound: count(&|r| !r.within_bound),
@@ -305,6 +315,10 @@ pub fn bench_input(input: &Input, opts: &Options, store: &mut dyn BenchStore) ->
         restore_response_bytes: recovered.as_ref().map(|r| r.2),
         markers: markers.len() as u64,
         diff_identical: (input.kind == Kind::Diff).then(|| *out == input.bytes),
+        diff_by_hunks: (input.kind == Kind::Diff
+            && *out != input.bytes
+            && input.bytes.len() > opts.config.diff_max_bytes)
+            .then(|| crate::diffcheck::shortened_by_hunks(&input.bytes, out)),
         json_valid: (input.kind == Kind::Json)
             .then(|| serde_json::from_slice::<serde::de::IgnoredAny>(out).is_ok()),
         exit_code: input.exit_code,
@@ -470,7 +484,7 @@ fn common_targets(t: &Totals) -> Vec<Target> {
             t.clues_recoverable == t.rows,
         ),
         target(
-            "0 diffs changed",
+            "0 diffs changed (over its budget a diff may shorten by whole hunks)",
             t.diffs_changed.to_string(),
             t.diffs_changed == 0,
         ),

@@ -30,7 +30,11 @@ fn check_totals(rows: &[Row], t: &snip_bench::Totals) {
     assert!((t.tokens_saved_pct - pct).abs() < 0.01);
     assert_eq!(t.clues_visible, count(|r| r.clue_visible));
     assert_eq!(t.clues_recoverable, count(|r| r.clue_recoverable));
-    assert_eq!(t.diffs_changed, count(|r| r.diff_identical == Some(false)));
+    assert_eq!(
+        t.diffs_changed,
+        count(|r| r.diff_identical == Some(false) && r.diff_by_hunks != Some(true))
+    );
+    assert_eq!(t.diffs_by_hunks, count(|r| r.diff_by_hunks == Some(true)));
     assert_eq!(t.json_invalid, count(|r| r.json_valid == Some(false)));
     assert_eq!(t.over_bound, count(|r| !r.within_bound));
 }
@@ -99,7 +103,9 @@ fn check_json_report(v: &Value) {
         assert!((pct - 100.0 * (before - after) / before).abs() < 0.01);
         let visible = count(rows, |r| r["clue_visible"] == true);
         let recoverable = count(rows, |r| r["clue_recoverable"] == true);
-        let changed = count(rows, |r| r["diff_identical"] == false);
+        let changed = count(rows, |r| {
+            r["diff_identical"] == false && r["diff_by_hunks"] != true
+        });
         let invalid = count(rows, |r| r["json_valid"] == false);
         assert_eq!(t["clues_visible"].as_u64().unwrap(), visible);
         assert_eq!(t["clues_recoverable"].as_u64().unwrap(), recoverable);
@@ -150,6 +156,13 @@ fn report_rows_and_totals_are_consistent_and_recoveries_real() {
         for r in &section.rows {
             assert!(r.deterministic, "{}", r.name);
             assert_eq!(r.diff_identical.is_some(), r.kind == Kind::Diff);
+            // A diff snip changed was over its budget and shortened by whole hunks.
+            assert_eq!(
+                r.diff_by_hunks,
+                (r.diff_identical == Some(false)).then_some(true),
+                "{}",
+                r.name
+            );
             assert_eq!(r.json_valid.is_some(), r.kind == Kind::Json);
             assert_eq!(
                 r.clue_recoverable,

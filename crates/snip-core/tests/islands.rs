@@ -203,15 +203,18 @@ fn log_with_long_error(lines: usize, at: usize, long: usize) -> Vec<u8> {
             v.extend_from_slice(l.as_bytes());
             v.push(b'\n');
         }
-        // Words that change from line to line, so no run of one shape folds.
+        // Words that change from line to line in no repeating order (the top bits
+        // of a multiplicative hash), so neither a run of one shape nor a repeated
+        // block of lines folds.
         let w = [
             "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
         ];
+        let h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         v.extend_from_slice(
             format!(
                 "2024-05-01 12:00:00 INFO step {i} {} {} ok, padding\n",
-                w[i % 8],
-                w[(i / 8) % 8]
+                w[(h >> 61) as usize],
+                w[((h >> 58) & 7) as usize]
             )
             .as_bytes(),
         );

@@ -257,3 +257,159 @@ fn tiny_budgets_are_idempotent() {
         }
     }
 }
+
+/// A compiler's diagnostic (a header, a location, a gutter, the source line, a caret
+/// line, a note) for call site `n`: 8 lines of 6 shapes; `message` is the error line.
+/// The gutter is as wide as the line number (one column wider from line 100 on).
+fn diagnostic(n: usize, message: &str) -> String {
+    let line = 40 + 3 * n;
+    let pad = " ".repeat(line.to_string().len());
+    format!(
+        "error[E0425]: {message}\n{pad}--> src/loader.c:{line}:{col}\n{pad} |\n{line} |     total += read_chunk(buf_{n}, {n});\n{pad} |              ^^^^^^^^^^ not found in this scope\n{pad} |\nnote: declared in a header that is not included\n{pad} = help: add `#include \"chunk.h\"` near line {n}\n",
+        col = 5 + n % 7,
+    )
+}
+
+/// A compiler's flood: one multi-line diagnostic (more shapes than a run may hold)
+/// repeated for 300 call sites, only numbers changed. Its copies fold as whole blocks
+/// behind one marker that counts the copied error lines; the output ends far below
+/// the budget and the summary shows.
+#[test]
+fn a_repeated_multi_line_diagnostic_folds_to_one_copy() {
+    let mut s = String::from("   Compiling loader v0.3.1\n");
+    for n in 0..300 {
+        s.push_str(&diagnostic(
+            n,
+            "cannot find function `read_chunk` in this scope",
+        ));
+    }
+    s.push_str("error: could not compile `loader` due to 300 previous errors\n");
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    let folds = fold_markers(&out);
+    assert_eq!(folds.len(), 1, "{out}");
+    assert!(
+        folds[0].contains("299 similar blocks of 8 lines (2392 lines,"),
+        "{}",
+        folds[0]
+    );
+    assert!(
+        folds[0].contains("598 salient lines among them at 10, 14, 18, 22, …"),
+        "{}",
+        folds[0]
+    );
+    assert!(out.contains("read_chunk(buf_0, 0)"), "{out}");
+    assert!(out.contains("due to 300 previous errors"), "{out}");
+    assert!(out.len() < 2048, "{} bytes\n{out}", out.len());
+}
+
+/// The same flood with a different error message at one call site: that copy's error
+/// line is distinct, so the fold stops short of its block and the line is shown.
+#[test]
+fn a_distinct_error_line_in_a_repeated_block_stays() {
+    let mut s = String::new();
+    for n in 0..300 {
+        let message = if n == 170 {
+            "mismatched types: expected `usize`, found `i64`"
+        } else {
+            "cannot find function `read_chunk` in this scope"
+        };
+        s.push_str(&diagnostic(n, message));
+    }
+    let cfg = Config::default();
+    let out = check(&s, &cfg);
+    assert!(
+        out.contains("mismatched types: expected `usize`, found `i64`"),
+        "{out}"
+    );
+    assert!(out.contains("read_chunk(buf_170, 170)"), "{out}");
+    let folds = fold_markers(&out);
+    assert_eq!(folds.len(), 2, "{out}");
+    assert!(
+        folds[0].contains("169 similar blocks of 8 lines"),
+        "{}",
+        folds[0]
+    );
+    assert!(out.len() < 4096, "{} bytes\n{out}", out.len());
+    // Compressing again changes nothing.
+    let twice = snip_core::compress(out.as_bytes(), &cfg, &mut snip_core::NoStore);
+    assert_eq!(String::from_utf8_lossy(&twice.output), out);
+}
+
+/// Line templates for built repeated blocks: `{}` takes a number, some lines are
+/// salient (`error`, `failed`), some indented by a width that varies.
+const BLOCK_LINES: [&str; 10] = [
+    "error[E0{}]: mismatched types",
+    "  --> src/part_{}.rs:{}:{}",
+    "   |",
+    "{} |     let slot = shelf.slots[{}];",
+    "   |         ^^^^ expected `u32`, found `u64`",
+    "note: the call at line {} failed to type-check",
+    "help: convert with `try_into()` near column {}",
+    "warning: unused variable `tmp_{}`",
+    "    = note: `#[warn(unused)]` on by default ({} times)",
+    "",
+];
+
+/// A line from template `t` with numbers from `nums`, indented by `pad` spaces.
+fn fill(t: &str, nums: &[u32], pad: usize) -> String {
+    let mut out = " ".repeat(pad);
+    let mut k = 0;
+    for (i, part) in t.split("{}").enumerate() {
+        if i > 0 {
+            out.push_str(&nums[k % nums.len()].to_string());
+            k += 1;
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(48))]
+
+    /// Built repeated blocks (5 to 16 lines, 2 to 40 copies, numbers and spacing
+    /// widths varying, a few lines altered in words or salient lines in digits),
+    /// after a header line, at budgets that force folding: the accounting checker
+    /// holds (kept bytes and markers tile the original, every restore call returns its
+    /// range) and a second pass changes nothing.
+    #[test]
+    fn built_repeated_blocks_keep_accounting_and_idempotence(
+        block in proptest::collection::vec(0usize..BLOCK_LINES.len(), 5..16),
+        copies in 2usize..40,
+        seed in proptest::prelude::any::<u64>(),
+        altered in proptest::collection::vec((0usize..600, 0u8..2), 0..4),
+        budget in proptest::sample::select(vec![1024usize, 2048, 4096, 24_576]),
+    ) {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1000) as u32
+        };
+        let mut lines: Vec<String> = vec!["   Compiling shelf v0.1.0".into()];
+        for _ in 0..copies {
+            let pad = (next() % 2) as usize;
+            for &t in &block {
+                let nums = [next(), next(), next()];
+                lines.push(fill(BLOCK_LINES[t], &nums, pad));
+            }
+        }
+        for &(at, how) in &altered {
+            let k = 1 + at % (lines.len() - 1);
+            lines[k] = if how == 0 {
+                format!("{} (distinct words here)", lines[k])
+            } else {
+                format!("error: checksum mismatch in chunk {}", next())
+            };
+        }
+        lines.push("error: aborting due to previous errors".into());
+        let input = lines.join("\n") + "\n";
+        let cfg = Config::with_budget(budget);
+        let out = check(&input, &cfg);
+        let twice = snip_core::compress(out.as_bytes(), &cfg, &mut snip_core::NoStore);
+        proptest::prop_assert_eq!(String::from_utf8_lossy(&twice.output), out.as_str());
+    }
+}

@@ -32,6 +32,18 @@
 //! traceback's frames (right after `Traceback (most recent call last):` or next to a
 //! `traceback-keep` marker) is left whole.
 //!
+//! A *repeated block* is a block of more than [`MAX_PERIOD`] shapes (at most
+//! [`MAX_BLOCK`] lines: a compiler's diagnostic with its location, gutter, source and
+//! caret lines) followed right away by whole copies of itself: the same shapes in the
+//! same order, each line the same text but for its numbers' digits and the width of
+//! its spacing, each salient line the same but for its spacing's width. The block
+//! stays (folded within itself like any text) and its copies become one marker
+//! (`8 similar blocks of 89 lines (712 lines, … bytes) elided, 56 salient lines among
+//! them at …`) that counts the salient lines it stands for and names the first of
+//! them. A copy whose words differ (distinct data) or whose salient line differs in
+//! more than spacing (a distinct error) ends the copies, and that line stays. Finding blocks costs at most
+//! [`BLOCK_WORK`] line comparisons per line of the document.
+//!
 //! Folds of *distinct data* (a run of one shape whose masked paths or names differ:
 //! a `du` or `find` listing, one item a line) get room back: when the folded document ends
 //! under 90% of the budget, each such fold shows the same share of its lines from its
@@ -120,10 +132,13 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         return Folded::default();
     }
     let (keys, lits) = run_keys(doc);
+    let (loose, salient) = loose_keys(doc, &doc.lines);
     let lines = doc.lines.clone();
     let markers = doc.markers.len();
     let mut how = How {
         lits: &lits,
+        loose: &loose,
+        salient: &salient,
         copies: None,
         share: None,
     };
@@ -174,6 +189,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
 struct How<'a> {
     /// Each line's literal key: its shape with the paths and the name it masks.
     lits: &'a [u64],
+    /// Each line's loose key and whether it is salient (see [`loose_keys`]).
+    loose: &'a [u64],
+    salient: &'a [bool],
     /// Bytes left for salient lines of a shape already shown in their run (`None`:
     /// every salient line stays).
     copies: Option<usize>,
@@ -236,38 +254,299 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
             None => ceiling[k + 1],
         };
     }
+    // For repeated blocks: each line's loose text (see `loose_keys`), where it comes
+    // next, how far a block from each line must reach, and the work left for finding
+    // them (a bound on the comparisons whatever the input).
+    let (loose, salient) = (how.loose, how.salient);
+    let next = next_same(loose);
+    let wide = wide_from(keys);
+    let mut work = n.saturating_mul(BLOCK_WORK).saturating_add(1024);
     let mut i = 0;
     while i < n {
+        if let Some((p, reps)) = repeated_block(
+            doc,
+            &src,
+            (keys, loose, salient),
+            (&next, &wide),
+            i,
+            &mut work,
+        ) {
+            let (start, end) = (i + p, i + p + reps * p);
+            if !in_traceback(doc, &src, i, end) {
+                // The first block, folded within itself as usual.
+                let mut k = i;
+                while k < start {
+                    k = step(
+                        doc,
+                        &src,
+                        &keys[..start],
+                        raw,
+                        how,
+                        eol,
+                        k,
+                        (&mut floor, &ceiling),
+                        &mut out,
+                        &mut done,
+                    );
+                }
+                // Its copies: one marker, with the salient lines among them (each a
+                // copy of one in the first block) counted.
+                let copies = &src[start..end];
+                let salient: Vec<u64> = copies
+                    .iter()
+                    .filter(|l| salience(doc.text(l)) >= KEPT_PRIORITY)
+                    .map(|l| u64::from(l.src_first) + 1)
+                    .collect();
+                let room = (floor, ceiling[end].saturating_sub(1));
+                match marker(doc, copies, Shape::Blocks(p), &salient, eol, raw, room) {
+                    Some((line, (fa, fb), (s, e))) => {
+                        floor = line.src_last.saturating_add(1);
+                        done.folds += 1;
+                        done.lines += fb + 1 - fa;
+                        done.bytes += e - s;
+                        out.push(line);
+                    }
+                    None => out.extend_from_slice(copies),
+                }
+                i = end;
+                continue;
+            }
+        }
+        i = step(
+            doc,
+            &src,
+            keys,
+            raw,
+            how,
+            eol,
+            i,
+            (&mut floor, &ceiling),
+            &mut out,
+            &mut done,
+        );
+    }
+    doc.lines = out;
+    done
+}
+
+/// One step of [`fold`] at line `i` of `src` (`keys`: the shapes of the lines it may
+/// look at): the run starting there folded, or the line kept. Returns the next line.
+#[allow(clippy::too_many_arguments)]
+fn step(
+    doc: &mut Doc<'_>,
+    src: &[Line],
+    keys: &[u64],
+    raw: &RawIndex,
+    how: &mut How<'_>,
+    eol: crate::doc::Eol,
+    i: usize,
+    (floor, ceiling): (&mut u32, &[u32]),
+    out: &mut Vec<Line>,
+    done: &mut Folded,
+) -> usize {
+    {
         let Some(run) = best_run(keys, i) else {
             if src[i].marker.is_some() {
-                floor = floor.max(src[i].src_last.saturating_add(1));
+                *floor = (*floor).max(src[i].src_last.saturating_add(1));
             }
             out.push(src[i]);
-            i += 1;
-            continue;
+            return i + 1;
         };
         let end = run.end;
-        if in_traceback(doc, &src, i, end) {
+        if in_traceback(doc, src, i, end) {
             out.extend_from_slice(&src[i..end]);
         } else {
+            let lits = how.lits;
             fold_run(
                 doc,
                 &src[i..end],
                 &keys[i..end],
-                &how.lits[i..end],
+                &lits[i..end],
                 run,
                 how,
                 eol,
                 raw,
-                (&mut floor, &ceiling[i..=end]),
-                &mut out,
-                &mut done,
+                (floor, &ceiling[i..=end]),
+                out,
+                done,
             );
         }
-        i = end;
+        end
     }
-    doc.lines = out;
-    done
+}
+
+/// Longest block, in lines, whose repeats fold as one (see [`repeated_block`]).
+const MAX_BLOCK: usize = 256;
+
+/// Line comparisons allowed per line of the document for finding repeated blocks.
+const BLOCK_WORK: usize = 32;
+
+/// Whether `a` and `b` are the same text but for the width of their spacing (each run
+/// of spaces and tabs read as one unit: a gutter one column wider when line numbers
+/// reach 100) and, when `digits`, for the digits of their numbers (each run of ASCII
+/// digits read as one unit).
+fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
+    // 1: a digit (when `digits`), 2: a space or tab, 0: any other byte.
+    let class = |c: u8| match c {
+        b'0'..=b'9' if digits => 1u8,
+        b' ' | b'\t' => 2,
+        _ => 0,
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (k, l) = (class(a[i]), class(b[j]));
+        if k != l || (k == 0 && a[i] != b[j]) {
+            return false;
+        }
+        if k == 0 {
+            i += 1;
+            j += 1;
+            continue;
+        }
+        while i < a.len() && class(a[i]) == k {
+            i += 1;
+        }
+        while j < b.len() && class(b[j]) == k {
+            j += 1;
+        }
+    }
+    i == a.len() && j == b.len()
+}
+
+/// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
+/// as one space and, unless the line is salient, every run of digits as one `0` (a
+/// marker line's never equals another line's), and whether it is salient: lines that
+/// may be copies of each other in a repeated block have equal loose keys.
+fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
+    let mut salient = Vec::with_capacity(lines.len());
+    let loose = lines
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            if l.marker.is_some() {
+                salient.push(false);
+                return !(k as u64);
+            }
+            let t = doc.text(l);
+            let keep_digits = salience(t) >= KEPT_PRIORITY;
+            salient.push(keep_digits);
+            let mut h = state.build_hasher();
+            h.write_u8(u8::from(keep_digits));
+            let mut last = 0u8;
+            for &c in t {
+                let c = match c {
+                    b' ' | b'\t' => b' ',
+                    b'0'..=b'9' if !keep_digits => b'0',
+                    c => c,
+                };
+                if (c == b' ' || c == b'0') && c == last {
+                    continue;
+                }
+                h.write_u8(c);
+                last = c;
+            }
+            h.finish()
+        })
+        .collect();
+    (loose, salient)
+}
+
+/// Mixed into the seed of loose keys.
+const LOOSE_SEED: u64 = 0x0001_005e;
+
+/// For each line `i`, the fewest lines from it (`i` included) that hold more than
+/// [`MAX_PERIOD`] distinct shapes (`usize::MAX`: the lines to the end hold fewer).
+fn wide_from(keys: &[u64]) -> Vec<usize> {
+    let n = keys.len();
+    let mut wide = vec![usize::MAX; n];
+    let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut r = 0;
+    for (i, w) in wide.iter_mut().enumerate() {
+        while r < n && counts.len() <= MAX_PERIOD {
+            *counts.entry(keys[r]).or_insert(0) += 1;
+            r += 1;
+        }
+        if counts.len() > MAX_PERIOD {
+            *w = r - i;
+        }
+        if let Some(c) = counts.get_mut(&keys[i]) {
+            *c -= 1;
+            if *c == 0 {
+                counts.remove(&keys[i]);
+            }
+        }
+    }
+    wide
+}
+
+/// For each line, the index of the next line of the same shape (`usize::MAX`: none).
+fn next_same(keys: &[u64]) -> Vec<usize> {
+    let mut next = vec![usize::MAX; keys.len()];
+    let mut seen: std::collections::HashMap<u64, usize> =
+        std::collections::HashMap::with_capacity(keys.len());
+    for (k, &key) in keys.iter().enumerate().rev() {
+        if let Some(j) = seen.insert(key, k) {
+            next[k] = j;
+        }
+    }
+    next
+}
+
+/// A block of lines starting at line `i` that repeats right after itself: its length
+/// `p` (the smallest that repeats, more than [`MAX_PERIOD`] shapes in it, at most
+/// [`MAX_BLOCK`] lines) and how many whole copies of it follow (1 or more). A copy has
+/// the same shapes in the same order, and each line in it is the same text as the
+/// block's line at its place but for its spacing's width and, unless salient, its
+/// numbers' digits (a line whose words differ is distinct data, a salient line that
+/// differs in its digits is a distinct error: either ends the copies). `None` when no
+/// such block starts at `i` or when `work` (line comparisons left) runs out; `wide`
+/// (from [`wide_from`]) skips the lengths too short to hold that many shapes without
+/// a comparison.
+fn repeated_block(
+    doc: &Doc<'_>,
+    src: &[Line],
+    (keys, loose, salient): (&[u64], &[u64], &[bool]),
+    (next, wide): (&[usize], &[usize]),
+    i: usize,
+    work: &mut usize,
+) -> Option<(usize, usize)> {
+    let n = keys.len();
+    let same = |j: usize, p: usize| {
+        loose[j] == loose[j - p]
+            && keys[j] == keys[j - p]
+            && salient[j] == salient[j - p]
+            && same_but_digits(doc.text(&src[j]), doc.text(&src[j - p]), !salient[j])
+    };
+    // A block holds more than MAX_PERIOD shapes: it is at least `wide[i]` lines long.
+    let mut at = next[i];
+    while at != usize::MAX && at - i <= MAX_BLOCK && at - i < wide[i] {
+        at = next[at];
+    }
+    while at != usize::MAX && at - i <= MAX_BLOCK && i + 2 * (at - i) <= n {
+        let p = at - i;
+        let mut k = 0;
+        while k < p {
+            if *work == 0 {
+                return None;
+            }
+            *work -= 1;
+            if !same(i + p + k, p) {
+                break;
+            }
+            k += 1;
+        }
+        if k == p {
+            let mut len = 2 * p;
+            while i + len < n && same(i + len, p) {
+                len += 1;
+            }
+            return Some((p, len / p - 1));
+        }
+        at = next[at];
+    }
+    None
 }
 
 /// A run of lines whose shapes all belong to a small set (the shapes of its first
@@ -532,8 +811,9 @@ fn marker(
             if count == 1 { "line" } else { "lines" }
         ),
         Shape::Blocks(p) => format!(
-            "{} similar blocks of {p} lines ({count} lines, {size} bytes) elided",
-            count / p
+            "{} similar {} of {p} lines ({count} lines, {size} bytes) elided",
+            count / p,
+            if count / p == 1 { "block" } else { "blocks" }
         ),
         Shape::Mixed(s) => format!("{count} similar lines of {s} shapes ({size} bytes) elided"),
     };
