@@ -119,6 +119,9 @@ pub struct StreamCompressor {
     /// Scratch for the window's salience scan (folded text, matches), reused.
     folded: Vec<u8>,
     hits: Vec<(usize, usize, u8)>,
+    /// Buffers of lines already elided, for the next lines' text (no allocation per
+    /// line once the stream runs).
+    spare: Vec<Vec<u8>>,
 }
 
 /// What a finished stream did, for the ledger.
@@ -170,6 +173,7 @@ impl StreamCompressor {
             elided: false,
             folded: Vec::new(),
             hits: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -372,7 +376,10 @@ impl StreamCompressor {
         for l in &lines {
             let (text, salience) = match l.marker {
                 Some(i) => (doc.markers[i as usize].render(None).into_bytes(), None),
-                None => (doc.buf[l.start..l.end].to_vec(), line_salience(l, &hits)),
+                None => (
+                    self.line_buf(&doc.buf[l.start..l.end]),
+                    line_salience(l, &hits),
+                ),
             };
             let src = (bl + l.src_first as u64, bl + l.src_last as u64);
             // Windows hold no markers (repeats are collapsed across the whole stream).
@@ -422,6 +429,7 @@ impl StreamCompressor {
                 } else {
                     self.run_extra += 1;
                     self.run_last = (l.src.1, l.raw.1);
+                    self.recycle(l.text);
                 }
                 return Ok(());
             }
@@ -638,6 +646,27 @@ impl StreamCompressor {
         };
         self.gap.lines += 1;
         self.gap.pieces |= l.eol == Eol::None;
+        self.recycle(l.text);
+    }
+
+    /// A copy of `text` in a spare buffer when there is one.
+    fn line_buf(&mut self, text: &[u8]) -> Vec<u8> {
+        match self.spare.pop() {
+            Some(mut b) => {
+                b.clear();
+                b.extend_from_slice(text);
+                b
+            }
+            None => text.to_vec(),
+        }
+    }
+
+    /// Keeps the buffer of a line no longer needed, for [`Self::line_buf`] (a bounded
+    /// number of buffers of at most an island line's length each).
+    fn recycle(&mut self, b: Vec<u8>) {
+        if self.spare.len() < 256 && b.capacity() <= ISLAND_LINE_MAX {
+            self.spare.push(b);
+        }
     }
 
     fn close_gap(&mut self, out: &mut dyn Write) -> io::Result<()> {
