@@ -6,7 +6,8 @@
 #
 #  1. `snip < FILE` and `cat FILE | snip` on a generated mixed log of SIZE_MB (default
 #     128) MB against `cat FILE` (MB/s and the ratio to cat's time), and the peak RSS
-#     of each (/usr/bin/time -f %M, KiB).
+#     of each (/usr/bin/time -f %M, KiB); the CPU time (user + system) of each, which
+#     a busy machine does not inflate as it does wall time.
 #  2. With BIG=1: a 2 GiB pipe (the log repeated) through `snip`: peak RSS.
 #  3. `snip hook claude-code` on a ~50 KB Bash PostToolUse payload, whole process,
 #     against `cat` of the same payload: RUNS (default 41) interleaved runs.
@@ -83,6 +84,27 @@ report "cat FILE" "$work/t.cat" "$work/t.cat"
 report "snip < FILE (vs cat FILE)" "$work/t.file" "$work/t.cat"
 report "cat FILE | cat" "$work/t.catpipe" "$work/t.catpipe"
 report "cat FILE | snip (vs |cat)" "$work/t.pipe" "$work/t.catpipe"
+
+# CPU time (user + system, ms) of the last command of each run, the same runs
+# interleaved: on a shared machine wall time also counts the waits for a core; CPU time
+# counts only the work, so it is the figure to compare across runs.
+cpu() { /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%d\n", ($1 + $2) * 1000}'; }
+: >"$work/c.cat"; : >"$work/c.file"; : >"$work/c.pipe"
+for _ in $(seq "$FILE_RUNS"); do
+    cpu cat "$log" >>"$work/c.cat"
+    cpu "$SNIP" <"$log" >>"$work/c.file"
+    cat "$log" | cpu "$SNIP" >>"$work/c.pipe"
+done
+cpu_report() { # name file
+    read -r m lo hi < <(stats <"$2")
+    awk -v n="$1" -v m="$m" -v lo="$lo" -v hi="$hi" -v b="$bytes" 'BEGIN {
+        if (m > 0) r = sprintf("%7.0f MB/s of CPU", b / m / 1000); else r = "";
+        printf "%-28s median %6d ms (min %d, max %d)  %s\n", n, m, lo, hi, r }'
+}
+echo "== CPU time (user + system, 10 ms ticks), $FILE_RUNS interleaved runs =="
+cpu_report "cat FILE" "$work/c.cat"
+cpu_report "snip < FILE" "$work/c.file"
+cpu_report "cat FILE | snip (snip only)" "$work/c.pipe"
 
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 echo "== peak RSS (KiB) =="

@@ -187,6 +187,30 @@ fn scan_folded(hay: &[u8], buf: &mut [u8], mut f: impl FnMut(usize, u8)) {
     }
 }
 
+/// Every match of the salient words' searcher in `hay`, in one leftmost-first scan
+/// (no chunks), as `f(start, end, priority)` (offsets into `hay`, half-open;
+/// priority 0 for a match whose bytes are not one of the word's spellings). `hay` is
+/// folded into `folded` (reused across calls, so a long text costs no allocation after
+/// the first). For a span of `hay` that no match crosses into or out of, the matches
+/// inside it are the ones a scan of the span alone finds: a line's [`salience`] for a
+/// line of at most 4 KiB (one chunk of [`each_salient`]).
+pub(crate) fn each_match_whole(
+    hay: &[u8],
+    folded: &mut Vec<u8>,
+    mut f: impl FnMut(usize, usize, u8),
+) {
+    let s = salient();
+    folded.clear();
+    folded.resize(hay.len(), 0);
+    fold(hay, folded);
+    s.searcher.each(folded, |start, k| {
+        let end = start + s.spellings[k][0].len();
+        let word = &hay[start..end];
+        let spelled = s.spellings[k].iter().any(|w| w.as_slice() == word);
+        f(start, end, if spelled { s.priority[k] } else { 0 });
+    });
+}
+
 /// Every salient word in `hay` as `(offset, priority)`, in offset order.
 pub(crate) fn salient_matches(hay: &[u8]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();

@@ -52,6 +52,8 @@ struct SLine {
     src: (u64, u64),
     /// Original bytes, 0-based half-open.
     raw: (u64, u64),
+    /// [`salience::salience`] of `text`, when the window's scan found it.
+    salience: Option<u8>,
 }
 
 impl SLine {
@@ -114,6 +116,12 @@ pub struct StreamCompressor {
     repeated: bool,
     /// A gap marker was written.
     elided: bool,
+    /// Scratch for the window's salience scan (folded text, matches), reused.
+    folded: Vec<u8>,
+    hits: Vec<(usize, usize, u8)>,
+    /// Buffers of lines already elided, for the next lines' text (no allocation per
+    /// line once the stream runs).
+    spare: Vec<Vec<u8>>,
 }
 
 /// What a finished stream did, for the ledger.
@@ -163,6 +171,9 @@ impl StreamCompressor {
             total: 0,
             repeated: false,
             elided: false,
+            folded: Vec::new(),
+            hits: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -179,24 +190,34 @@ impl StreamCompressor {
         self.pending.extend_from_slice(chunk);
         // Every cut depends only on the first `window_size` (or `line_cut`) bytes of
         // `pending`, never on how many bytes happen to be there: the same input in any
-        // chunking is cut into the same windows, so gives the same output.
-        while self.pending.len() >= self.window_size {
-            let (cut, next_frame) = match memchr::memrchr(b'\n', &self.pending[..self.window_size])
-            {
+        // chunking is cut into the same windows, so gives the same output. Windows are
+        // read in place; what they took is removed once, after the last.
+        let pending = std::mem::take(&mut self.pending);
+        let mut at = 0;
+        let result = loop {
+            let rest = &pending[at..];
+            if rest.len() < self.window_size {
+                break Ok(());
+            }
+            let (cut, next_frame) = match memchr::memrchr(b'\n', &rest[..self.window_size]) {
                 Some(i) => (i + 1, None),
-                None => match memchr::memchr(b'\n', &self.pending[self.window_size..]) {
+                None => match memchr::memchr(b'\n', &rest[self.window_size..]) {
                     // The first line ends past the window but before the line cut.
                     Some(i) if self.window_size + i < self.line_cut => {
                         (self.window_size + i + 1, None)
                     }
-                    _ if self.pending.len() >= self.line_cut => self.line_cut(),
-                    _ => break,
+                    _ if rest.len() >= self.line_cut => self.line_cut(rest),
+                    _ => break Ok(()),
                 },
             };
-            let window: Vec<u8> = self.pending.drain(..cut).collect();
-            self.window(&window, next_frame.as_deref(), out)?;
-        }
-        Ok(())
+            at += cut;
+            if let Err(e) = self.window(&rest[..cut], next_frame.as_deref(), out) {
+                break Err(e);
+            }
+        };
+        self.pending = pending;
+        self.pending.drain(..at);
+        result
     }
 
     /// Ends the stream: writes the rest, the last gap's marker, the tail and a footer.
@@ -274,7 +295,7 @@ impl StreamCompressor {
         })
     }
 
-    /// Where to cut `pending`, a line of at least [`LINE_CUT`] bytes so far: before the
+    /// Where to cut `pending` (what is not yet cut into windows), a line of at least [`LINE_CUT`] bytes so far: before the
     /// last `\r` within [`LINE_CUT`] when there is one (a frame boundary: the window
     /// ends with a whole frame, which the next frame draws over), with that next
     /// frame's bytes; else at [`LINE_CUT`] on a code point boundary.
@@ -283,8 +304,8 @@ impl StreamCompressor {
     /// chunking): the next frame must end within them to be compared, so the cut is
     /// before the last `\r` but one; with a single `\r`, the next frame is the rest
     /// of those bytes.
-    fn line_cut(&self) -> (usize, Option<Vec<u8>>) {
-        let prefix = &self.pending[..self.line_cut];
+    fn line_cut(&self, pending: &[u8]) -> (usize, Option<Vec<u8>>) {
+        let prefix = &pending[..self.line_cut];
         let limit = crate::text::floor_char_boundary(prefix, self.line_cut).max(1);
         let Some(last) = memchr::memrchr(b'\r', &prefix[..limit]).filter(|&c| c > 0) else {
             return (limit, None);
@@ -339,6 +360,7 @@ impl StreamCompressor {
             self.eol = Some(doc.dominant_eol());
         }
         let mut lines = std::mem::take(&mut doc.lines);
+        self.window_salience(&doc.buf, &lines);
         if let (Some(next), Some(last)) = (next_frame, lines.last_mut()) {
             if last.marker.is_none() && last.eol == Eol::None {
                 let text = &doc.buf[last.start..last.end];
@@ -350,10 +372,14 @@ impl StreamCompressor {
                 }
             }
         }
+        let mut hits = std::mem::take(&mut self.hits);
         for l in &lines {
-            let text = match l.marker {
-                Some(i) => doc.markers[i as usize].render(None).into_bytes(),
-                None => doc.buf[l.start..l.end].to_vec(),
+            let (text, salience) = match l.marker {
+                Some(i) => (doc.markers[i as usize].render(None).into_bytes(), None),
+                None => (
+                    self.line_buf(&doc.buf[l.start..l.end]),
+                    line_salience(l, &hits),
+                ),
             };
             let src = (bl + l.src_first as u64, bl + l.src_last as u64);
             // Windows hold no markers (repeats are collapsed across the whole stream).
@@ -367,16 +393,20 @@ impl StreamCompressor {
                     (bo + a, bo + b)
                 }
             };
-            self.repeat(
-                SLine {
-                    text,
-                    eol: l.eol,
-                    src,
-                    raw: rawr,
-                },
-                out,
-            )?;
+            let l = SLine {
+                text,
+                eol: l.eol,
+                src,
+                raw: rawr,
+                salience,
+            };
+            if let Err(e) = self.repeat(l, out) {
+                self.hits = hits;
+                return Err(e);
+            }
         }
+        hits.clear();
+        self.hits = hits;
         // A window cut inside a line: the next window's first line is the same line.
         self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
         self.base_off += raw.len() as u64;
@@ -399,6 +429,7 @@ impl StreamCompressor {
                 } else {
                     self.run_extra += 1;
                     self.run_last = (l.src.1, l.raw.1);
+                    self.recycle(l.text);
                 }
                 return Ok(());
             }
@@ -442,6 +473,7 @@ impl StreamCompressor {
                     eol,
                     src: (a, b),
                     raw: (s, e),
+                    salience: None,
                 },
                 out,
             );
@@ -464,6 +496,7 @@ impl StreamCompressor {
                 eol,
                 src,
                 raw,
+                ..
             } = l;
             let mut at = 0;
             while at < text.len() {
@@ -479,6 +512,7 @@ impl StreamCompressor {
                     eol: if last { eol } else { Eol::None },
                     src,
                     raw: (r0.min(raw.1), r1.min(raw.1)),
+                    salience: None,
                 };
                 self.feed_line(p, out)?;
                 at = end;
@@ -546,7 +580,7 @@ impl StreamCompressor {
         // The budget test first: once the islands are full, no line is scanned.
         let new_shape = (small
             && self.islands_used + cost <= self.config.salient_bytes
-            && salience::salience(&l.text) >= 2)
+            && l.salience.unwrap_or_else(|| salience::salience(&l.text)) >= 2)
             .then(|| shape(&l.text))
             .filter(|s| !self.island_shapes.contains(s));
         if let Some(shape) = new_shape {
@@ -581,6 +615,21 @@ impl StreamCompressor {
         Ok(())
     }
 
+    /// The salient words of a window's rendered text, in one scan, into `self.hits`
+    /// (see [`line_salience`]); none when no line could become an island any more
+    /// (the islands' budget is spent), so the lines are then never scanned.
+    fn window_salience(&mut self, buf: &[u8], lines: &[crate::doc::Line]) {
+        self.hits.clear();
+        // The least an island costs (see `evicted`).
+        if lines.is_empty() || self.islands_used + 220 > self.config.salient_bytes {
+            return;
+        }
+        let hits = &mut self.hits;
+        salience::each_match_whole(buf, &mut self.folded, |a, b, prio| hits.push((a, b, prio)));
+        // A sentinel: `line_salience` tells an empty scan from a skipped one.
+        hits.push((usize::MAX, usize::MAX, 0));
+    }
+
     fn add_to_gap(&mut self, l: SLine) {
         // A rendered line's source lines need not follow the previous line's (a cursor
         // move redraws earlier rows): the gap spans the least start and the greatest
@@ -597,6 +646,27 @@ impl StreamCompressor {
         };
         self.gap.lines += 1;
         self.gap.pieces |= l.eol == Eol::None;
+        self.recycle(l.text);
+    }
+
+    /// A copy of `text` in a spare buffer when there is one.
+    fn line_buf(&mut self, text: &[u8]) -> Vec<u8> {
+        match self.spare.pop() {
+            Some(mut b) => {
+                b.clear();
+                b.extend_from_slice(text);
+                b
+            }
+            None => text.to_vec(),
+        }
+    }
+
+    /// Keeps the buffer of a line no longer needed, for [`Self::line_buf`] (a bounded
+    /// number of buffers of at most an island line's length each).
+    fn recycle(&mut self, b: Vec<u8>) {
+        if self.spare.len() < 256 && b.capacity() <= ISLAND_LINE_MAX {
+            self.spare.push(b);
+        }
     }
 
     fn close_gap(&mut self, out: &mut dyn Write) -> io::Result<()> {
@@ -631,5 +701,111 @@ impl StreamCompressor {
         }
         out.write_all(m.render(None).as_bytes())?;
         out.write_all(self.eol().bytes())
+    }
+}
+
+/// The salience of window line `l` from the window's scan `hits` (the searcher's
+/// matches in `buf` as half-open offsets with their priority, in order, ending with a
+/// `usize::MAX` sentinel), when that scan stands for a scan of the line alone: its
+/// text is at most [`ISLAND_LINE_MAX`] bytes (one chunk of [`salience::salience`]) and
+/// no match crosses its start or end (rendered lines sit next to each other in `buf`,
+/// with no line ending between them). `None`: not scanned, or a match crosses;
+/// [`salience::salience`] decides then.
+fn line_salience(l: &crate::doc::Line, hits: &[(usize, usize, u8)]) -> Option<u8> {
+    if hits.is_empty() || l.end - l.start > ISLAND_LINE_MAX {
+        return None;
+    }
+    // Matches do not overlap: their ends are in order too.
+    let first = hits.partition_point(|&(_, end, _)| end <= l.start);
+    let mut best = 0;
+    for &(a, b, p) in &hits[first..] {
+        if a >= l.end {
+            break;
+        }
+        if a < l.start || b > l.end {
+            return None;
+        }
+        best = best.max(p);
+    }
+    Some(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::Line;
+
+    /// A line's salience from the window's one scan is the line's own scan whenever
+    /// it is given: on lines laid next to each other (as rendered lines are) and
+    /// apart, with words cut across line boundaries, in every spelling, and with
+    /// overlapping words, whose leftmost-first choice a crossing match could change.
+    #[test]
+    fn window_scan_gives_each_line_its_own_salience() {
+        const PIECES: &[&str] = &[
+            "err",
+            "or",
+            "ERROR",
+            "Error",
+            "eRRor",
+            "fail",
+            "ed",
+            " ",
+            "\t",
+            "not ",
+            "no",
+            "t ok ",
+            "found",
+            "x",
+            "cannot ",
+            "can",
+            "killed",
+            "warning",
+            "WARN",
+            "panic",
+            "1",
+            "\r",
+            "\n",
+            "aborting",
+            "caused by",
+        ];
+        let mut next = crate::text::splitmix(19);
+        let (mut given, mut lines_seen) = (0, 0);
+        for _ in 0..2000 {
+            let mut buf = Vec::new();
+            let mut lines = Vec::new();
+            for _ in 0..(next() % 8 + 1) {
+                let start = buf.len();
+                for _ in 0..(next() % 6) {
+                    buf.extend_from_slice(
+                        PIECES[(next() % PIECES.len() as u64) as usize].as_bytes(),
+                    );
+                }
+                lines.push(Line::text(start, buf.len(), Eol::None, 0));
+                if next().is_multiple_of(2) {
+                    buf.push(b'\n');
+                }
+            }
+            let mut hits = Vec::new();
+            salience::each_match_whole(&buf, &mut Vec::new(), |a, b, p| hits.push((a, b, p)));
+            hits.push((usize::MAX, usize::MAX, 0));
+            for l in &lines {
+                lines_seen += 1;
+                if let Some(s) = line_salience(l, &hits) {
+                    given += 1;
+                    let text = &buf[l.start..l.end];
+                    assert_eq!(
+                        s,
+                        salience::salience(text),
+                        "{:?} in {:?}",
+                        String::from_utf8_lossy(text),
+                        String::from_utf8_lossy(&buf)
+                    );
+                }
+            }
+            // Not scanned: no salience given.
+            assert!(lines.iter().all(|l| line_salience(l, &[]).is_none()));
+        }
+        // The scan stands for most lines (only crossing matches fall back).
+        assert!(given * 10 > lines_seen * 7, "{given} of {lines_seen}");
     }
 }

@@ -162,9 +162,12 @@ impl Term {
             backspaces: 0,
             escapes: 0,
             dirty: false,
+            // Reserved for what plain text renders to (about the input, lines of 32
+            // bytes or more): a table that outgrows its reservation is copied whole
+            // into new pages; pages reserved and never written cost nothing.
             out: {
-                let mut out = Doc::owned(cap / 2);
-                out.lines.reserve(cap / 64 + 1);
+                let mut out = Doc::owned(cap);
+                out.lines.reserve(cap / 32 + 1);
                 out
             },
             pool: Vec::new(),
