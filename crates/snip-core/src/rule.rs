@@ -167,12 +167,14 @@ impl GateRun<'_> {
     /// The input is over the budget (`max_bytes`).
     ///
     /// snip's own marker lines (an output compressed again) do not count against the
-    /// budget: a first pass may end over it by the lines it must keep (a traceback's
-    /// end and the markers around it, at a tiny budget), and a second pass must change
-    /// nothing.
+    /// budget, up to [`marker_credit`] bytes: a first pass may end over it by the lines
+    /// it must keep (a traceback's end and the markers around it, at a tiny budget),
+    /// and a second pass must change nothing. Past that bound, marker-shaped lines
+    /// count like any other text (a flood of them is no first pass's output).
     pub fn over(&self) -> bool {
+        let credit = marker_credit(self.config.max_bytes);
         self.input.len() > self.config.max_bytes
-            && self.input.len() - own_marker_bytes(self.input) > self.config.max_bytes
+            && self.input.len() - own_marker_bytes(self.input).min(credit) > self.config.max_bytes
     }
 
     /// Offers the original to the store when the input is over the budget (lossy
@@ -211,6 +213,18 @@ impl GateRun<'_> {
         o
     }
 }
+
+/// The most bytes of snip's own marker lines [`GateRun::over`] leaves out of the
+/// budget: half the budget, and at least [`MIN_MARKER_CREDIT`]. A first pass ends
+/// within the budget plus one marker (docs/contract.md), or, at a tiny budget, plus
+/// the markers around a kept traceback end; the most any bundled capture or fixture
+/// ends over its budget is 279 bytes (at 1,024).
+pub(crate) fn marker_credit(max_bytes: usize) -> usize {
+    (max_bytes / 2).max(MIN_MARKER_CREDIT)
+}
+
+/// The smallest marker credit, in bytes: a few marker lines.
+pub(crate) const MIN_MARKER_CREDIT: usize = 2048;
 
 /// Bytes of `input` in whole lines that are snip markers (a previous pass's output),
 /// line endings included.

@@ -213,9 +213,12 @@ impl Checker<'_> {
                     return;
                 };
                 let f = parse_marker(text);
+                // `N bytes elided from this string[, K salient lines among them at …]`
                 let n: usize = f
                     .what
-                    .strip_suffix(" bytes elided from this string")
+                    .split(", ")
+                    .next()
+                    .and_then(|w| w.strip_suffix(" bytes elided from this string"))
                     .unwrap_or_else(|| panic!("{}", f.what))
                     .parse()
                     .unwrap();

@@ -426,7 +426,15 @@ fn tile(original: &[u8], output: &[u8], lines: &LineIndex, errors: &mut Vec<Stri
     let mut cursor = 0usize;
     let mut out_off = 0usize;
     for (k, l) in out_lines.iter().enumerate() {
-        let parsed = std::str::from_utf8(l).ok().and_then(marker::parse);
+        // A line shaped like a marker with no range that is the original's next bytes
+        // is a kept line of the original (an input holding snip's own markers).
+        let parsed = std::str::from_utf8(l)
+            .ok()
+            .and_then(marker::parse)
+            .filter(|m| {
+                marker_range(m, lines).is_some()
+                    || !original.get(cursor..).is_some_and(|r| r.starts_with(l))
+            });
         if let Some(m) = parsed {
             match marker_range(&m, lines) {
                 Some((a, b)) => {
