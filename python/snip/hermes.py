@@ -125,7 +125,8 @@ def _compress(text: str, source: str, **opts: Any) -> str | None:
         _told_store_failure = True
         logger.warning(
             "snip: the store of originals could not keep an output (%s); only lossless "
-            "rules applied. Fix the store or set SNIP_STORE=0.",
+            "rules applied. Do what the reason says, or set SNIP_STORE=0 to compress "
+            "without keeping originals.",
             receipt.get("retention_error"),
         )
     if not receipt.get("changed"):

@@ -150,8 +150,12 @@ pub fn compress_reader(
         }
     };
     if let snip_store::StoreHandle::Unavailable(why) = &store {
+        // The store's reason names its fix when it has one (a refused directory); a
+        // failed write gets the fix for its cause.
+        let fix = snip_store::error::write_fix(why)
+            .map_or_else(|| "fix the store setting".to_owned(), |f| format!("{f},"));
         eprintln!(
-            "snip: store unavailable ({why}); only lossless rules applied{} — fix the store setting or set SNIP_STORE=0 to elide without keeping originals",
+            "snip: store unavailable ({why}); only lossless rules applied{} — {fix} or set SNIP_STORE=0 to elide without keeping originals",
             size(over)
         );
     } else if let Some(snip_core::Retention::Failed { reason }) = &outcome.retention {
