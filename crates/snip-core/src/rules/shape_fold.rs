@@ -135,10 +135,15 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     let (loose, salient) = loose_keys(doc, &doc.lines);
     let lines = doc.lines.clone();
     let markers = doc.markers.len();
+    // Every pass folds the same lines (`lines`): what it reads of them is read once.
+    let next = next_same(&loose);
+    let wide = wide_from(&keys);
     let mut how = How {
         lits: &lits,
         loose: &loose,
         salient: &salient,
+        next: &next,
+        wide: &wide,
         copies: None,
         share: None,
     };
@@ -192,6 +197,11 @@ struct How<'a> {
     /// Each line's loose key and whether it is salient (see [`loose_keys`]).
     loose: &'a [u64],
     salient: &'a [bool],
+    /// Each line's next line of the same loose key (see [`next_same`]).
+    next: &'a [usize],
+    /// Each line's fewest lines holding more than [`MAX_PERIOD`] shapes (see
+    /// [`wide_from`]).
+    wide: &'a [usize],
     /// Bytes left for salient lines of a shape already shown in their run (`None`:
     /// every salient line stays).
     copies: Option<usize>,
@@ -258,8 +268,7 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
     // next, how far a block from each line must reach, and the work left for finding
     // them (a bound on the comparisons whatever the input).
     let (loose, salient) = (how.loose, how.salient);
-    let next = next_same(loose);
-    let wide = wide_from(keys);
+    let (next, wide) = (how.next, how.wide);
     let mut work = n.saturating_mul(BLOCK_WORK).saturating_add(1024);
     let mut i = 0;
     while i < n {
@@ -267,7 +276,7 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
             doc,
             &src,
             (keys, loose, salient),
-            (&next, &wide),
+            (next, wide),
             i,
             &mut work,
         ) {
@@ -292,10 +301,9 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
                 // Its copies: one marker, with the salient lines among them (each a
                 // copy of one in the first block) counted.
                 let copies = &src[start..end];
-                let salient: Vec<u64> = copies
-                    .iter()
-                    .filter(|l| salience(doc.text(l)) >= KEPT_PRIORITY)
-                    .map(|l| u64::from(l.src_first) + 1)
+                let salient: Vec<u64> = (start..end)
+                    .filter(|&k| is_salient(doc, &src[k], salient[k]))
+                    .map(|k| u64::from(src[k].src_first) + 1)
                     .collect();
                 let room = (floor, ceiling[end].saturating_sub(1));
                 match marker(doc, copies, Shape::Blocks(p), &salient, eol, raw, room) {
@@ -356,12 +364,11 @@ fn step(
         if in_traceback(doc, src, i, end) {
             out.extend_from_slice(&src[i..end]);
         } else {
-            let lits = how.lits;
+            let (lits, salient) = (how.lits, how.salient);
             fold_run(
                 doc,
                 &src[i..end],
-                &keys[i..end],
-                &lits[i..end],
+                (&keys[i..end], &lits[i..end], &salient[i..end]),
                 run,
                 how,
                 eol,
@@ -418,9 +425,11 @@ fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
 /// marker line's never equals another line's), and whether it is salient: lines that
 /// may be copies of each other in a repeated block have equal loose keys.
 fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
-    use std::hash::{BuildHasher as _, Hasher as _};
+    use std::hash::BuildHasher as _;
     let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
     let mut salient = Vec::with_capacity(lines.len());
+    // Each line's loose text, written here and hashed once (no line allocates).
+    let mut buf: Vec<u8> = Vec::new();
     let loose = lines
         .iter()
         .enumerate()
@@ -432,8 +441,8 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
             let t = doc.text(l);
             let keep_digits = salience(t) >= KEPT_PRIORITY;
             salient.push(keep_digits);
-            let mut h = state.build_hasher();
-            h.write_u8(u8::from(keep_digits));
+            buf.clear();
+            buf.push(u8::from(keep_digits));
             let mut last = 0u8;
             for &c in t {
                 let c = match c {
@@ -444,14 +453,26 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
                 if (c == b' ' || c == b'0') && c == last {
                     continue;
                 }
-                h.write_u8(c);
+                buf.push(c);
                 last = c;
             }
-            h.finish()
+            state.hash_one(buf.as_slice())
         })
         .collect();
     (loose, salient)
 }
+
+/// Whether line `l` is salient enough to stay in a run, given `read` (its entry from
+/// [`loose_keys`], computed once per line): a marker line's text is scanned here.
+fn is_salient(doc: &Doc<'_>, l: &Line, read: bool) -> bool {
+    match l.marker {
+        Some(_) => salience(doc.text(l)) >= KEPT_PRIORITY,
+        None => read,
+    }
+}
+
+/// A hash map keyed by shapes (already hashes: a fast hasher is enough).
+type ShapeMap<V> = std::collections::HashMap<u64, V, foldhash::fast::FixedState>;
 
 /// Mixed into the seed of loose keys.
 const LOOSE_SEED: u64 = 0x0001_005e;
@@ -461,7 +482,7 @@ const LOOSE_SEED: u64 = 0x0001_005e;
 fn wide_from(keys: &[u64]) -> Vec<usize> {
     let n = keys.len();
     let mut wide = vec![usize::MAX; n];
-    let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    let mut counts: ShapeMap<usize> = ShapeMap::with_hasher(Default::default());
     let mut r = 0;
     for (i, w) in wide.iter_mut().enumerate() {
         while r < n && counts.len() <= MAX_PERIOD {
@@ -484,8 +505,8 @@ fn wide_from(keys: &[u64]) -> Vec<usize> {
 /// For each line, the index of the next line of the same shape (`usize::MAX`: none).
 fn next_same(keys: &[u64]) -> Vec<usize> {
     let mut next = vec![usize::MAX; keys.len()];
-    let mut seen: std::collections::HashMap<u64, usize> =
-        std::collections::HashMap::with_capacity(keys.len());
+    let mut seen: ShapeMap<usize> =
+        ShapeMap::with_capacity_and_hasher(keys.len(), Default::default());
     for (k, &key) in keys.iter().enumerate().rev() {
         if let Some(j) = seen.insert(key, k) {
             next[k] = j;
@@ -626,7 +647,8 @@ fn in_traceback(doc: &Doc<'_>, lines: &[Line], a: usize, b: usize) -> bool {
     }) || lines.get(b).is_some_and(tb_marker)
 }
 
-/// Folds the lines `lines` of `run` (`keys`: their shapes) into `out`: its first and
+/// Folds the lines `lines` of `run` (`keys`: their shapes, `lits`: their literal
+/// keys, `salient`: whether each is salient as [`loose_keys`] read it) into `out`: its first and
 /// last block, the salient lines between, and a marker for each stretch of the rest
 /// (or the lines themselves where a marker would be longer). A marker names original
 /// lines from `floor` on, short of `ceiling[k]` for a stretch ending before line `k`
@@ -635,8 +657,7 @@ fn in_traceback(doc: &Doc<'_>, lines: &[Line], a: usize, b: usize) -> bool {
 fn fold_run(
     doc: &mut Doc<'_>,
     lines: &[Line],
-    keys: &[u64],
-    lits: &[u64],
+    (keys, lits, salient): (&[u64], &[u64], &[bool]),
     run: Run,
     how: &mut How<'_>,
     eol: crate::doc::Eol,
@@ -658,7 +679,7 @@ fn fold_run(
         .iter()
         .enumerate()
         .map(|(k, l)| {
-            if salience(doc.text(l)) < KEPT_PRIORITY {
+            if !is_salient(doc, l, salient[lo + k]) {
                 return false;
             }
             let key = keys[lo + k];
@@ -1029,11 +1050,15 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
         }
         // The whitespace-delimited word starting here, when it starts one.
         if i == 0 || t[i - 1] == b' ' || t[i - 1] == b'\t' {
-            let e = t[i..]
-                .iter()
-                .position(|&c| c == b' ' || c == b'\t')
-                .map_or(n, |k| i + k);
-            if path_like(&t[i..e]) {
+            // Its end, and whether it holds a `/` or a `.` (a word with neither is not
+            // path-like: most words skip the check).
+            let mut e = i;
+            let mut marks = false;
+            while e < n && t[e] != b' ' && t[e] != b'\t' {
+                marks |= t[e] == b'/' || t[e] == b'.';
+                e += 1;
+            }
+            if marks && path_like(&t[i..e]) {
                 buf.push(b'P');
                 paths.extend_from_slice(&t[i..e]);
                 paths.push(0);
@@ -1068,12 +1093,14 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             continue;
         }
         if c.is_ascii_alphabetic() {
-            let e = t[i..]
-                .iter()
-                .position(|c| !c.is_ascii_alphanumeric())
-                .map_or(n, |k| i + k);
+            let mut e = i;
+            let mut digit = false;
+            while e < n && t[e].is_ascii_alphanumeric() {
+                digit |= t[e].is_ascii_digit();
+                e += 1;
+            }
             let w = &t[i..e];
-            if !w.iter().any(u8::is_ascii_digit) {
+            if !digit {
                 // No digit: neither a hex id nor a number inside; the word as it is.
                 buf.extend_from_slice(w);
             } else if hex_id(w) {
