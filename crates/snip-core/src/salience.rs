@@ -211,6 +211,18 @@ pub(crate) fn each_match_whole(
     });
 }
 
+/// The start offsets (ascending) of every match of the salient words' searcher in
+/// `hay`, spelled or not, from one leftmost-first scan of the whole of it: a pre-check
+/// for many lines' [`salience`]. A line of `hay` that starts it or follows a `\n` and
+/// holds no start has salience 0 (no salient word holds a `\n`, so no match crosses
+/// into the line, and a word the line's own scan finds, this scan finds or finds a
+/// match starting earlier in the line).
+pub(crate) fn match_starts(hay: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    each_match_whole(hay, &mut Vec::new(), |start, _, _| starts.push(start));
+    starts
+}
+
 /// Every salient word in `hay` as `(offset, priority)`, in offset order.
 pub(crate) fn salient_matches(hay: &[u8]) -> Vec<(usize, u8)> {
     let mut out = Vec::new();
@@ -311,6 +323,28 @@ pub fn reports_error(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`match_starts`] as a pre-check: no salient word holds a `\n`, and a line with
+    /// no start in it is not salient, whatever its neighbours.
+    #[test]
+    fn a_line_without_a_match_start_is_not_salient() {
+        assert!(SALIENT.iter().all(|(w, _)| !w.contains('\n')));
+        let text = b"ok\nan Error here\nfine\nwarning: x not\nfound later\nFAILED\n\
+            xx fail\tyy\nnot ok \nerrno\nplain line\nTimed Out\nsegmentation\nfault";
+        let starts = match_starts(text);
+        let mut at = 0;
+        let mut salient_lines = 0;
+        for line in text.split(|&c| c == b'\n') {
+            let end = at + line.len();
+            let has = starts.iter().any(|&s| (at..end).contains(&s));
+            if !has {
+                assert_eq!(salience(line), 0, "{}", String::from_utf8_lossy(line));
+            }
+            salient_lines += usize::from(salience(line) > 0);
+            at = end + 1;
+        }
+        assert_eq!(salient_lines, 6);
+    }
 
     /// A whole line reports an error by its start or a marked phrase, case-sensitive;
     /// the pre-check never rules out a line that does.

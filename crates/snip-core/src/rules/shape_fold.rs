@@ -430,6 +430,8 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
     let mut salient = Vec::with_capacity(lines.len());
     // Each line's loose text, written here and hashed once (no line allocates).
     let mut buf: Vec<u8> = Vec::new();
+    // One scan of the whole text rules out most lines without scanning each.
+    let starts = crate::salience::match_starts(&doc.buf);
     let loose = lines
         .iter()
         .enumerate()
@@ -439,7 +441,10 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
                 return !(k as u64);
             }
             let t = doc.text(l);
-            let keep_digits = salience(t) >= KEPT_PRIORITY;
+            let after_newline = l.start == 0 || doc.buf.get(l.start - 1) == Some(&b'\n');
+            let from = starts.partition_point(|&s| s < l.start);
+            let ruled_out = after_newline && starts.get(from).is_none_or(|&s| s >= l.end);
+            let keep_digits = !ruled_out && salience(t) >= KEPT_PRIORITY;
             salient.push(keep_digits);
             buf.clear();
             buf.push(u8::from(keep_digits));
