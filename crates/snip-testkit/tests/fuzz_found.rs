@@ -451,3 +451,90 @@ fn one_json_scalar_between_carriage_returns_stays_valid_json() {
     let out = snip_core::compress(text.as_bytes(), &Config::default(), &mut snip_core::NoStore);
     assert!(out.changed, "{text:?} was left as it is");
 }
+
+/// A long coloured log (indented lines, progress redraws every tenth line), then the
+/// cursor moved up over its last `up` rows (`ESC[nA`) and a Python traceback, a long
+/// exception line and a cleanup log written over all but the bottom `keep` of them.
+fn redrawn_log_with_a_traceback_at_its_end(
+    lines: usize,
+    up: usize,
+    cleanup: usize,
+    keep: usize,
+) -> Vec<u8> {
+    const WORDS: [&str; 16] = [
+        "alpha", "fetch", "index", "merge", "queue", "proxy", "shard", "token", "cache", "build",
+        "delta", "route", "table", "write", "sweep", "lease",
+    ];
+    // Words picked pseudo-randomly, so that lines differ in shape (not folded).
+    let mut seed = 0x2545_f491_u32;
+    let mut word = move || {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        WORDS[(seed >> 16) as usize % WORDS.len()]
+    };
+    let mut s = String::new();
+    for i in 0..lines {
+        let (a, b, c) = (word(), word(), word());
+        if i % 10 == 0 {
+            s.push_str(&format!("{c}: 0%\r{c}: 50%\r{c}: {:>3}%\n", i % 100));
+        } else {
+            s.push_str(&format!("  \x1b[32m{a}\x1b[0m {b} /srv/{c}/part.bin\n"));
+        }
+    }
+    // Back up over the log's last rows and write over all but the bottom `keep`.
+    s.push_str(&format!("\x1b[{up}A\r"));
+    let mut written = 0;
+    let mut row = |s: &mut String, text: &str| {
+        if written + keep < up {
+            s.push_str(text);
+            s.push_str("\x1b[K\n");
+            written += 1;
+        }
+    };
+    row(&mut s, "Traceback (most recent call last):");
+    for d in 0..3 {
+        row(
+            &mut s,
+            &format!("  File \"/srv/app/calc.py\", line {}, in parse_{d}", 20 + d),
+        );
+        row(&mut s, &format!("    value = self.parse_{}()", d + 1));
+    }
+    // A long exception line (a dict's repr): with it, the head and tail give up
+    // their room.
+    let repr: Vec<String> = (0..24)
+        .map(|k| format!("'{}_{k}': {}", word(), k * 7))
+        .collect();
+    row(
+        &mut s,
+        &format!("KeyError: 'rate_limit' not in {{{}}}", repr.join(", ")),
+    );
+    for _ in 0..cleanup {
+        let (a, b, c) = (word(), word(), word());
+        row(
+            &mut s,
+            &format!("{a}: {b} /tmp/{c}/{a}_{b}.lock released after the {c} step"),
+        );
+    }
+    s.into_bytes()
+}
+
+/// Found by the `compress` target (budget 1,536 bytes). Rendered, the rows after the
+/// last traceback end (kept whatever the budget, the head and tail giving up their
+/// room) hold writes from early and late original lines, and the bottom rows only
+/// early ones. The gap after the kept line named the lines from its first row's to
+/// its last row's, found none that the gap before it had not named, and so showed
+/// all its rows: the output ended over the budget and a second pass elided them. A
+/// gap on rendered rows now spans every original line its rows show.
+#[test]
+fn a_gap_after_a_kept_traceback_end_names_the_redrawn_rows_it_elides() {
+    for (lines, up, cleanup, keep) in [
+        (400, 40, 40, 3),
+        (300, 30, 30, 8),
+        (600, 60, 60, 20),
+        (250, 24, 50, 12),
+    ] {
+        let input = redrawn_log_with_a_traceback_at_its_end(lines, up, cleanup, keep);
+        for budget in (1024..=4096).step_by(256) {
+            assert_idempotent(&input, &Config::with_budget(budget));
+        }
+    }
+}

@@ -676,9 +676,15 @@ fn gap(
     let last = middle[j - 1];
     let (mut a, mut b) = (first.src_first, last.src_last.max(first.src_first));
     if !raw_offsets {
-        // Rendered rows: name only original lines no other marker names. When none
-        // is left (every write the rows show is named by a marker around them), the
-        // rows are shown.
+        // Rendered rows: a row redrawn late holds writes from many original lines, so
+        // the gap's first and last rows need not hold its lowest and highest lines:
+        // the gap spans every line its rows show.
+        for l in &middle[i..j] {
+            a = a.min(l.src_first);
+            b = b.max(l.src_last);
+        }
+        // Name only original lines no other marker names. When none is left (every
+        // write the rows show is named by a marker around them), the rows are shown.
         a = a.max(g.room.0);
         b = b.min(g.room.1);
         if a > b {
