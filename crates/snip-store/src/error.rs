@@ -32,7 +32,7 @@ pub enum StoreError {
         /// The refused path.
         path: PathBuf,
         /// Why, then what to do, e.g. `it is a symlink; set SNIP_STORE_DIR to a
-        /// directory you own` (see [`StoreError::refused`]).
+        /// directory you own` (built by `StoreError::refused`).
         reason: String,
     },
     /// The original is larger than the store keeps.
