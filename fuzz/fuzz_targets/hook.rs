@@ -162,12 +162,14 @@ fn claude(payload: &Value) {
         out.get("hookEventName").and_then(Value::as_str),
         Some(event)
     );
+    // Only a shell tool runs its `command`: another tool's input may hold any text.
+    let shell = matches!(payload["tool_name"].as_str(), Some("Bash" | "PowerShell"));
     let command = payload
         .pointer("/tool_input/command")
         .and_then(Value::as_str)
         .unwrap_or("");
     assert!(
-        !claude_code::runs_snip_restore(command),
+        !(shell && claude_code::runs_snip_restore(command)),
         "rewrote the output of a snip restore: {command:?}"
     );
     match event {
