@@ -213,12 +213,9 @@ impl Checker<'_> {
                     return;
                 };
                 let f = parse_marker(text);
-                // `N bytes elided from this string[, K salient lines among them at …]`
                 let n: usize = f
                     .what
-                    .split(", ")
-                    .next()
-                    .and_then(|w| w.strip_suffix(" bytes elided from this string"))
+                    .strip_suffix(" bytes elided from this string")
                     .unwrap_or_else(|| panic!("{}", f.what))
                     .parse()
                     .unwrap();
