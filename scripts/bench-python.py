@@ -52,6 +52,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "hermes"))
+from biglog import mixed_log  # noqa: E402  (the big-input test's generator)
 CORPUS = REPO / "fixtures" / "corpus"
 SIZE = 50_000
 
@@ -155,26 +157,6 @@ def main() -> int:
         end_to_end(args.e2e_runs)
     shutil.rmtree(home, ignore_errors=True)
     return 0
-
-
-def mixed_log(size: int) -> bytes:
-    """A generated build log of about ``size`` bytes: colour, carriage-return frames,
-    repeated warnings, an error now and then (as tests/hermes/test_big_input.py)."""
-    parts: list[bytes] = []
-    total = i = 0
-    while total < size:
-        block = (
-            f"\x1b[32m   Compiling\x1b[0m crate-{i} v0.{i % 7}.{i % 13} (/src/crate-{i})\n"
-            + "".join(f"\rfetching {p:3d}%" for p in range(0, 101, 10))
-            + "\n"
-            + "warning: unused import\n" * (i % 4)
-            + (f"error[E0{i % 900:03d}]: mismatched types in crate-{i}\n" if i % 97 == 0 else "")
-            + f"test module_{i}::case_{i % 31} ... ok\n"
-        ).encode()
-        parts.append(block)
-        total += len(block)
-        i += 1
-    return b"".join(parts)
 
 
 # Run in a fresh process: reads the input as a str, resets the kernel's peak-RSS mark

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import snip
+from biglog import mixed_log
 
 REPO = Path(__file__).resolve().parents[2]
 SNIP_BIN = os.environ.get("SNIP_BIN") or str(REPO / "target" / "debug" / "snip")
@@ -22,28 +23,6 @@ SNIP_BIN = os.environ.get("SNIP_BIN") or str(REPO / "target" / "debug" / "snip")
 SIZE = 16 * 1024 * 1024 + 300_000
 
 ID = re.compile(rb"sn_[0-9a-f]{24}")
-
-
-def mixed_log(size: int) -> bytes:
-    """A build log of ``size`` bytes or a little more: coloured lines, progress
-    frames redrawn with ``\\r``, runs of one repeated line, and an error now and then
-    (salient lines the stream keeps)."""
-    parts: list[bytes] = []
-    total = 0
-    i = 0
-    while total < size:
-        block = (
-            f"\x1b[32m   Compiling\x1b[0m crate-{i} v0.{i % 7}.{i % 13} (/src/crate-{i})\n"
-            + "".join(f"\rfetching {p:3d}%" for p in range(0, 101, 10))
-            + "\n"
-            + "warning: unused import\n" * (i % 4)
-            + (f"error[E0{i % 900:03d}]: mismatched types in crate-{i}\n" if i % 97 == 0 else "")
-            + f"test module_{i}::case_{i % 31} ... ok\n"
-        ).encode()
-        parts.append(block)
-        total += len(block)
-        i += 1
-    return b"".join(parts)
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 //! docs/claude-code.md); captures come from fixtures/corpus.
 
 use serde_json::{json, Value};
+use std::ffi::OsStr;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,12 +21,18 @@ struct Run {
 }
 
 fn hook(store: &Path, stdin: &[u8]) -> Run {
+    hook_with(store, stdin, &[])
+}
+
+/// `snip hook claude-code` with the store at `store` and the variables in `env` set.
+fn hook_with(store: &Path, stdin: &[u8], env: &[(&str, &OsStr)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
         .args(["hook", "claude-code"])
         .env("SNIP_STORE_DIR", store)
         .env_remove("SNIP_STORE")
         .env_remove("SNIP_ENABLED")
         .env_remove("SNIP_MAX_BYTES")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -668,24 +675,12 @@ fn a_store_that_cannot_keep_originals_is_told_once_per_session() {
         p
     };
     let run = |p: &Value| -> Value {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_snip"))
-            .args(["hook", "claude-code"])
-            .env("SNIP_STORE_DIR", &store)
-            .env("TMPDIR", &told)
-            .env_remove("SNIP_STORE")
-            .env_remove("SNIP_MAX_BYTES")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(p.to_string().as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
+        let out = hook_with(
+            &store,
+            p.to_string().as_bytes(),
+            &[("TMPDIR", told.as_os_str())],
+        );
+        assert_eq!(out.code, Some(0));
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let first = run(&payload("a"));
@@ -717,25 +712,15 @@ fn an_output_over_the_entry_cap_says_which_setting_raises_it() {
         "Bash",
         json!({"stdout": big, "stderr": "", "interrupted": false}),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_snip"))
-        .args(["hook", "claude-code"])
-        .env("SNIP_STORE_DIR", &store)
-        .env("SNIP_STORE_MAX_ENTRY_BYTES", "1000")
-        .env("TMPDIR", &told)
-        .env_remove("SNIP_STORE")
-        .env_remove("SNIP_MAX_BYTES")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(payload.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success());
+    let out = hook_with(
+        &store,
+        payload.to_string().as_bytes(),
+        &[
+            ("SNIP_STORE_MAX_ENTRY_BYTES", OsStr::new("1000")),
+            ("TMPDIR", told.as_os_str()),
+        ],
+    );
+    assert_eq!(out.code, Some(0));
     let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
     let msg = reply["systemMessage"].as_str().expect("a systemMessage");
     assert!(
