@@ -243,20 +243,32 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
     (keys, lits)
 }
 
+/// What one folding pass reads and writes as it steps along the lines (see
+/// [`step`]): the lines it folds, where their markers point, and what it has built.
+struct Cx<'s> {
+    /// The lines being folded.
+    src: &'s [Line],
+    /// Original line numbers to byte offsets, for the markers.
+    raw: &'s RawIndex<'s>,
+    eol: crate::doc::Eol,
+    /// The first original line no marker so far names: on rendered text a redrawn row
+    /// holds writes from many original lines, so rows' line ranges interleave, and a
+    /// fold names only lines past the markers before it.
+    floor: u32,
+    /// The first original line a marker line from each line on names (the least, as
+    /// rows' ranges interleave): a fold names only lines short of the markers after it
+    /// (a traceback-keep marker after rows redrawn once the traceback was printed).
+    ceiling: Vec<u32>,
+    /// The lines kept and the markers added so far.
+    out: Vec<Line>,
+    done: Folded,
+}
+
 /// One folding pass over `doc` (`keys`: its lines' run keys), as `how` says.
 fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> Folded {
     let n = doc.lines.len();
-    let mut done = Folded::default();
     let eol = doc.dominant_eol();
     let src = std::mem::take(&mut doc.lines);
-    let mut out: Vec<Line> = Vec::with_capacity(n);
-    // The first original line no marker so far names: on rendered text a redrawn row
-    // holds writes from many original lines, so rows' line ranges interleave, and a
-    // fold names only lines past the markers before it.
-    let mut floor = 0u32;
-    // The first original line a marker line from each line on names (the least, as
-    // rows' ranges interleave): a fold names only lines short of the markers after it
-    // (a traceback-keep marker after rows redrawn once the traceback was printed).
     let mut ceiling = vec![u32::MAX; n + 1];
     for k in (0..n).rev() {
         ceiling[k] = match src[k].marker {
@@ -264,6 +276,15 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
             None => ceiling[k + 1],
         };
     }
+    let mut cx = Cx {
+        src: &src,
+        raw,
+        eol,
+        floor: 0,
+        ceiling,
+        out: Vec::with_capacity(n),
+        done: Folded::default(),
+    };
     // For repeated blocks: each line's loose text (see `loose_keys`), where it comes
     // next, how far a block from each line must reach, and the work left for finding
     // them (a bound on the comparisons whatever the input).
@@ -285,18 +306,7 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
                 // The first block, folded within itself as usual.
                 let mut k = i;
                 while k < start {
-                    k = step(
-                        doc,
-                        &src,
-                        &keys[..start],
-                        raw,
-                        how,
-                        eol,
-                        k,
-                        (&mut floor, &ceiling),
-                        &mut out,
-                        &mut done,
-                    );
+                    k = step(doc, &keys[..start], how, &mut cx, k);
                 }
                 // Its copies: one marker, with the salient lines among them (each a
                 // copy of one in the first block) counted.
@@ -305,81 +315,59 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
                     .filter(|&k| is_salient(doc, &src[k], salient[k]))
                     .map(|k| u64::from(src[k].src_first) + 1)
                     .collect();
-                let room = (floor, ceiling[end].saturating_sub(1));
-                match marker(doc, copies, Shape::Blocks(p), &salient, eol, raw, room) {
+                let room = (cx.floor, cx.ceiling[end].saturating_sub(1));
+                match marker(doc, copies, Shape::Blocks(p), &salient, cx.eol, raw, room) {
                     Some((line, (fa, fb), (s, e))) => {
-                        floor = line.src_last.saturating_add(1);
-                        done.folds += 1;
-                        done.lines += fb + 1 - fa;
-                        done.bytes += e - s;
-                        out.push(line);
+                        cx.floor = line.src_last.saturating_add(1);
+                        cx.done.folds += 1;
+                        cx.done.lines += fb + 1 - fa;
+                        cx.done.bytes += e - s;
+                        cx.out.push(line);
                     }
-                    None => out.extend_from_slice(copies),
+                    None => cx.out.extend_from_slice(copies),
                 }
                 i = end;
                 continue;
             }
         }
-        i = step(
-            doc,
-            &src,
-            keys,
-            raw,
-            how,
-            eol,
-            i,
-            (&mut floor, &ceiling),
-            &mut out,
-            &mut done,
-        );
+        i = step(doc, keys, how, &mut cx, i);
     }
-    doc.lines = out;
+    let done = cx.done;
+    doc.lines = cx.out;
     done
 }
 
-/// One step of [`fold`] at line `i` of `src` (`keys`: the shapes of the lines it may
-/// look at): the run starting there folded, or the line kept. Returns the next line.
-#[allow(clippy::too_many_arguments)]
-fn step(
-    doc: &mut Doc<'_>,
-    src: &[Line],
-    keys: &[u64],
-    raw: &RawIndex,
-    how: &mut How<'_>,
-    eol: crate::doc::Eol,
-    i: usize,
-    (floor, ceiling): (&mut u32, &[u32]),
-    out: &mut Vec<Line>,
-    done: &mut Folded,
-) -> usize {
-    {
-        let Some(run) = best_run(keys, i) else {
-            if src[i].marker.is_some() {
-                *floor = (*floor).max(src[i].src_last.saturating_add(1));
-            }
-            out.push(src[i]);
-            return i + 1;
-        };
-        let end = run.end;
-        if in_traceback(doc, src, i, end) {
-            out.extend_from_slice(&src[i..end]);
-        } else {
-            let (lits, salient) = (how.lits, how.salient);
-            fold_run(
-                doc,
-                &src[i..end],
-                (&keys[i..end], &lits[i..end], &salient[i..end]),
-                run,
-                how,
-                eol,
-                raw,
-                (floor, &ceiling[i..=end]),
-                out,
-                done,
-            );
+/// One step of [`fold`] at line `i` of `cx.src` (`keys`: the shapes of the lines it
+/// may look at): the run starting there folded, or the line kept. Returns the next
+/// line.
+fn step(doc: &mut Doc<'_>, keys: &[u64], how: &mut How<'_>, cx: &mut Cx<'_>, i: usize) -> usize {
+    let src = cx.src;
+    let Some(run) = best_run(keys, i) else {
+        if src[i].marker.is_some() {
+            cx.floor = cx.floor.max(src[i].src_last.saturating_add(1));
         }
-        end
+        cx.out.push(src[i]);
+        return i + 1;
+    };
+    let end = run.end;
+    if in_traceback(doc, src, i, end) {
+        cx.out.extend_from_slice(&src[i..end]);
+    } else {
+        let (lits, salient) = (how.lits, how.salient);
+        fold_run(
+            doc,
+            &src[i..end],
+            (&keys[i..end], &lits[i..end], &salient[i..end]),
+            run,
+            how,
+            cx.eol,
+            cx.raw,
+            (&mut cx.floor, &cx.ceiling[i..=end]),
+            &mut cx.out,
+            &mut cx.done,
+        );
     }
+    end
 }
 
 /// Longest block, in lines, whose repeats fold as one (see [`repeated_block`]).
