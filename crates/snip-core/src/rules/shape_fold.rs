@@ -2,8 +2,9 @@
 //! last line (or block) and a count.
 //!
 //! **What it does.** Reads each line's *fold shape*: its text with every number (digits
-//! with `.`, `,`, `:` between them and a unit glued on or after one space: `12ms`,
-//! `39.08MB/s`, `0:00:02`, `1,234`, `4.2 MB`) read as `0`, every hex id (a word of 7 or
+//! with `.`, `,`, `:` between them, `-`, `+` or `~` before a letter or digit, and a unit
+//! glued on or after one space: `12ms`, `39.08MB/s`, `0:00:02`, `1,234`, `4.2 MB`, a
+//! package version `1.2.0-14+deb12u1`) read as `0`, every hex id (a word of 7 or
 //! more hex digits with a digit in it) as `h`, every path-like word (one holding a `/`,
 //! or a file name `name.ext`) as `P`, and every run of spaces and tabs as one space.
 //! A line of a *name column* (a listing: `ls -l`, `Setting up NAME (1.2-3) ...`) reads
@@ -1060,12 +1061,16 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             }
         }
         if c.is_ascii_digit() {
-            // A number: digits, with `.`, `,`, `:` between digits, and letters glued on.
+            // A number: digits, with `.`, `,`, `:` between digits, letters glued on,
+            // and `-`, `+`, `~` before a letter or digit (a package version:
+            // `1.2.0-14+deb12u1`, `0.8+5prealpha+1-16`, `2.0~rc1`).
             let mut j = i;
             while j < n {
                 let glued = t[j].is_ascii_alphanumeric()
                     || (matches!(t[j], b'.' | b',' | b':')
-                        && t.get(j + 1).is_some_and(u8::is_ascii_digit));
+                        && t.get(j + 1).is_some_and(u8::is_ascii_digit))
+                    || (matches!(t[j], b'-' | b'+' | b'~')
+                        && t.get(j + 1).is_some_and(u8::is_ascii_alphanumeric));
                 if !glued {
                     break;
                 }
@@ -1169,6 +1174,23 @@ mod tests {
         assert!(!same("ERROR acct-01234: bad", "WARN acct-01234: bad"));
         assert!(same("ERROR acct-01234: bad", "ERROR acct-05678: bad"));
         assert!(!same("ok.", "done."));
+        // Package versions are numbers: a package manager's per-item lines differ in
+        // their name column alone.
+        assert!(same(
+            "Setting up libva-drm2:amd64 (2.17.0-1) ...",
+            "Setting up libva-drm2:amd64 (1:1.19.1-2+deb12u1) ..."
+        ));
+        assert!(same(
+            "Unpacking x (0.8+5prealpha+1-16) ...",
+            "Unpacking x (2.0~rc1) ..."
+        ));
+        assert!(same(
+            "Get:7 http://h/d b/main amd64 libx amd64 1.4.2+ds-2 [198 kB]",
+            "Get:12 http://h/d b/main amd64 libx amd64 7:5.1.9-0+deb12u1 [1,103 kB]"
+        ));
+        // A word after a number and a dash that is not glued stays a word.
+        assert!(!same("3 - ok", "3 - failed"));
+        assert!(!same("took 3-4 min: ok", "took 3-4 min: failed"));
     }
 
     /// The run keys of `lines` (see [`name_column_keys`]).
@@ -1204,6 +1226,38 @@ mod tests {
             "Setting up libgsm (1.0.22-1) ...",
         ]);
         assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+    }
+
+    #[test]
+    fn per_item_lines_with_names_and_versions_of_any_shape_share_a_key() {
+        // A package manager's lines: the name and the version vary, the version in
+        // any shape; the other words are the same, so one key.
+        let keys = keys_of(&[
+            "Setting up libgfortran5:amd64 (12.2.0-14+deb12u1) ...",
+            "Setting up libvulkan1:amd64 (1.3.239.0-1) ...",
+            "Setting up librubberband2:amd64 (3.1.2+dfsg0-1) ...",
+            "Setting up libsphinxbase3:amd64 (0.8+5prealpha+1-16) ...",
+            "Setting up libavdevice59:amd64 (7:5.1.9-0+deb12u1) ...",
+            "Setting up libflite1:amd64 (2.2-5) ...",
+        ]);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+        let keys = keys_of(&[
+            "Get:66 http://deb.example.org/debian bookworm/main amd64 libflac12 amd64 1.4.2+ds-2 [198 kB]",
+            "Get:67 http://deb.example.org/debian bookworm/main amd64 libsndfile1 amd64 1.2.0-1+deb12u1 [197 kB]",
+            "Get:68 http://deb.example.org/debian bookworm/main amd64 libpulse0 amd64 16.1+dfsg1-2+b1 [274 kB]",
+            "Get:69 http://deb.example.org/debian bookworm/main amd64 libpostproc56 amd64 7:5.1.9-0+deb12u1 [1,103 kB]",
+        ]);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+        // A line whose fixed words differ keeps its own key.
+        let keys = keys_of(&[
+            "Setting up liba:amd64 (1.2-3) ...",
+            "Setting up libb:amd64 (2.0+dfsg-1) ...",
+            "Removing libc:amd64 (3.1~rc1-2) ...",
+            "Setting up libd:amd64 (4:1.0-1+b1) ...",
+            "Setting up libe:amd64 (0.9-7) ...",
+        ]);
+        assert_ne!(keys[2], keys[1]);
+        assert_eq!(keys[1], keys[3]);
     }
 
     #[test]
