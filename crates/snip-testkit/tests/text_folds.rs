@@ -484,3 +484,72 @@ fn per_item_lines_with_distinct_descriptions_do_not_fold() {
     let out = check(&s, &Config::default());
     assert!(fold_markers(&out).is_empty(), "{out}");
 }
+
+/// A short log around a Python traceback of `frames` frames, each frame drawn by
+/// `frame(k)` (its `File` line and its code line).
+fn log_with_traceback(frames: usize, frame: impl Fn(usize) -> String) -> String {
+    let mut s = String::new();
+    for i in 0..40 {
+        s.push_str(&format!("worker {i}: loaded batch {i} of 40\n"));
+    }
+    s.push_str("Traceback (most recent call last):\n");
+    for k in 0..frames {
+        s.push_str(&frame(k));
+    }
+    s.push_str("ValueError: bad payload in stage 399\n");
+    for i in 0..10 {
+        s.push_str(&format!("worker {i}: shutting down\n"));
+    }
+    s
+}
+
+/// The room `traceback-keep` frees goes back to the frames: a traceback of 400
+/// distinct calls over the budget keeps as many frames as fit in it, not 6 + 12, and
+/// ends within the budget with the header and the exception shown.
+#[test]
+fn a_traceback_of_distinct_frames_keeps_the_frames_that_fit() {
+    let s = log_with_traceback(400, |k| {
+        format!(
+            "  File \"/srv/app/stage_{k}.py\", line {}, in handle_{k}\n    out = stage_{}(payload, options)\n",
+            k * 3 + 1,
+            k + 1
+        )
+    });
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    assert!(out.len() <= cfg.max_bytes, "{} bytes", out.len());
+    assert!(out.len() > cfg.max_bytes / 10 * 9, "{} bytes", out.len());
+    assert!(out.contains("Traceback (most recent call last):"), "{out}");
+    assert!(
+        out.contains("ValueError: bad payload in stage 399"),
+        "{out}"
+    );
+    let frames = out.lines().filter(|l| l.starts_with("  File ")).count();
+    assert!(frames > 100, "{frames} frames kept");
+    assert!(out.contains(" · traceback-keep · "), "{out}");
+    assert_eq!(check(&out, &cfg), out);
+}
+
+/// Must not fire: a recursion's frames (a cycle of three calls) get no room back:
+/// the configured 6 + 12 frames stay.
+#[test]
+fn a_recursion_traceback_keeps_the_configured_frames() {
+    let calls = ["parse_expr", "parse_term", "parse_factor"];
+    let s = log_with_traceback(900, |k| {
+        let f = calls[k % 3];
+        format!(
+            "  File \"/srv/app/calc.py\", line {}, in {f}\n    return self.{f}()\n",
+            20 + k % 3
+        )
+    });
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    let frames = out.lines().filter(|l| l.starts_with("  File ")).count();
+    assert_eq!(frames, 6 + 12, "{out}");
+    assert!(
+        out.contains("ValueError: bad payload in stage 399"),
+        "{out}"
+    );
+}
