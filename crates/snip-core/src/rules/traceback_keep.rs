@@ -290,11 +290,10 @@ fn elide(
 ) -> (u64, u64) {
     let n = src.len();
     let (base_head, base_tail) = (config.traceback_head_frames, config.traceback_tail_frames);
-    let extra_head = if base_head + base_tail == 0 {
-        0
-    } else {
-        extra * base_head / (base_head + base_tail)
-    };
+    let extra_head = extra
+        .saturating_mul(base_head)
+        .checked_div(base_head + base_tail)
+        .unwrap_or(0);
     let eol = crate::doc::dominant_eol(src);
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
