@@ -26,9 +26,11 @@ pub struct Config {
     /// `SNIP_SALIENT_CONTEXT` (default 1): lines of context kept on each side of a
     /// salient line.
     pub salient_context: usize,
-    /// `SNIP_TRACEBACK_HEAD` (default 6): traceback frames kept after the header.
+    /// `SNIP_TRACEBACK_HEAD` (default 6): traceback frames kept after the header (at
+    /// least: room under the budget goes to more distinct frames).
     pub traceback_head_frames: usize,
-    /// `SNIP_TRACEBACK_TAIL` (default 12): traceback frames kept before the exception.
+    /// `SNIP_TRACEBACK_TAIL` (default 12): traceback frames kept before the exception
+    /// (at least, as for the head).
     pub traceback_tail_frames: usize,
     /// `SNIP_REPEAT_MIN` (default 3): the shortest run of identical lines collapsed.
     pub repeat_min: usize,

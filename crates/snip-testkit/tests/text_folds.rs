@@ -413,3 +413,143 @@ proptest::proptest! {
         proptest::prop_assert_eq!(String::from_utf8_lossy(&twice.output), out.as_str());
     }
 }
+
+/// A package manager's per-item lines, over the budget: each names a package and a
+/// version of its own shape (`1.2-3`, `7:5.1.9-0+deb12u1`, `2.0~rc1`), the other
+/// words the same. The run folds to its ends with a count; a line whose fixed words
+/// differ (`Removing …`) and an error line (`E: …`) among them stay.
+#[test]
+fn per_item_lines_differing_in_name_and_version_fold_and_others_stay() {
+    let versions = [
+        "1.2-3",
+        "7:5.1.9-0+deb12u1",
+        "2.0~rc1-1",
+        "0.8+5prealpha+1-16",
+        "16.1+dfsg1-2+b1",
+        "3.100-6",
+    ];
+    let mut s = String::new();
+    for i in 0..1500usize {
+        let name = format!("libitem{}-{}", i * 7 % 1000, ["core", "data", "dev"][i % 3]);
+        let v = versions[(i * 5) % versions.len()];
+        let line = match i {
+            700 => format!("Removing {name}:amd64 ({v}) ..."),
+            900 => format!("E: Sub-process returned an error code for {name}:amd64 ({v})"),
+            _ => format!("Setting up {name}:amd64 ({v}) ..."),
+        };
+        s.push_str(&line);
+        s.push('\n');
+    }
+    s.push_str("Processing triggers for libc-bin (2.36-9+deb12u4) ...\n");
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    assert!(out.contains("Removing libitem"), "{out}");
+    assert!(
+        out.contains("E: Sub-process returned an error code"),
+        "{out}"
+    );
+    assert!(out.contains("Processing triggers for libc-bin"), "{out}");
+    let folds = fold_markers(&out);
+    assert!(!folds.is_empty(), "{out}");
+    assert!(
+        folds.iter().any(|m| m.contains("similar lines")),
+        "{folds:?}"
+    );
+    assert!(out.len() <= cfg.max_bytes, "{} bytes", out.len());
+    // Idempotent: a second pass changes nothing.
+    assert_eq!(check(&out, &cfg), out);
+}
+
+/// Must not fire: per-item lines with versions of any shape whose description
+/// column differs from each neighbour's in two words or more stay distinct (masking
+/// the version as a number masks no word).
+#[test]
+fn per_item_lines_with_distinct_descriptions_do_not_fold() {
+    let words = [
+        "audio", "video", "codec", "library", "runtime", "plugin", "tools", "shared", "static",
+        "debug", "common", "extra", "core",
+    ];
+    let versions = ["1.2-3", "7:5.1.9-0+deb12u1", "2.0~rc1-1", "3.100-6"];
+    let mut s = String::new();
+    for i in 0..1200usize {
+        s.push_str(&format!(
+            "ii  libitem  {}  amd64  {} {} for {}\n",
+            versions[i % versions.len()],
+            words[i % 7],
+            words[i % 11],
+            words[i % 13]
+        ));
+    }
+    let out = check(&s, &Config::default());
+    assert!(fold_markers(&out).is_empty(), "{out}");
+}
+
+/// A short log around a Python traceback of `frames` frames, each frame drawn by
+/// `frame(k)` (its `File` line and its code line).
+fn log_with_traceback(frames: usize, frame: impl Fn(usize) -> String) -> String {
+    let mut s = String::new();
+    for i in 0..40 {
+        s.push_str(&format!("worker {i}: loaded batch {i} of 40\n"));
+    }
+    s.push_str("Traceback (most recent call last):\n");
+    for k in 0..frames {
+        s.push_str(&frame(k));
+    }
+    s.push_str("ValueError: bad payload in stage 399\n");
+    for i in 0..10 {
+        s.push_str(&format!("worker {i}: shutting down\n"));
+    }
+    s
+}
+
+/// The room `traceback-keep` frees goes back to the frames: a traceback of 400
+/// distinct calls over the budget keeps as many frames as fit in it, not 6 + 12, and
+/// ends within the budget with the header and the exception shown.
+#[test]
+fn a_traceback_of_distinct_frames_keeps_the_frames_that_fit() {
+    let s = log_with_traceback(400, |k| {
+        format!(
+            "  File \"/srv/app/stage_{k}.py\", line {}, in handle_{k}\n    out = stage_{}(payload, options)\n",
+            k * 3 + 1,
+            k + 1
+        )
+    });
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    assert!(out.len() <= cfg.max_bytes, "{} bytes", out.len());
+    assert!(out.len() > cfg.max_bytes / 10 * 9, "{} bytes", out.len());
+    assert!(out.contains("Traceback (most recent call last):"), "{out}");
+    assert!(
+        out.contains("ValueError: bad payload in stage 399"),
+        "{out}"
+    );
+    let frames = out.lines().filter(|l| l.starts_with("  File ")).count();
+    assert!(frames > 100, "{frames} frames kept");
+    assert!(out.contains(" · traceback-keep · "), "{out}");
+    assert_eq!(check(&out, &cfg), out);
+}
+
+/// Must not fire: a recursion's frames (a cycle of three calls) get no room back:
+/// the configured 6 + 12 frames stay.
+#[test]
+fn a_recursion_traceback_keeps_the_configured_frames() {
+    let calls = ["parse_expr", "parse_term", "parse_factor"];
+    let s = log_with_traceback(900, |k| {
+        let f = calls[k % 3];
+        format!(
+            "  File \"/srv/app/calc.py\", line {}, in {f}\n    return self.{f}()\n",
+            20 + k % 3
+        )
+    });
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    let frames = out.lines().filter(|l| l.starts_with("  File ")).count();
+    assert_eq!(frames, 6 + 12, "{out}");
+    assert!(
+        out.contains("ValueError: bad payload in stage 399"),
+        "{out}"
+    );
+}

@@ -2,8 +2,9 @@
 //! last line (or block) and a count.
 //!
 //! **What it does.** Reads each line's *fold shape*: its text with every number (digits
-//! with `.`, `,`, `:` between them and a unit glued on or after one space: `12ms`,
-//! `39.08MB/s`, `0:00:02`, `1,234`, `4.2 MB`) read as `0`, every hex id (a word of 7 or
+//! with `.`, `,`, `:` between them, `-`, `+` or `~` before a letter or digit, and a unit
+//! glued on or after one space: `12ms`, `39.08MB/s`, `0:00:02`, `1,234`, `4.2 MB`, a
+//! package version `1.2.0-14+deb12u1`) read as `0`, every hex id (a word of 7 or
 //! more hex digits with a digit in it) as `h`, every path-like word (one holding a `/`,
 //! or a file name `name.ext`) as `P`, and every run of spaces and tabs as one space.
 //! A line of a *name column* (a listing: `ls -l`, `Setting up NAME (1.2-3) ...`) reads
@@ -243,20 +244,32 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
     (keys, lits)
 }
 
+/// What one folding pass reads and writes as it steps along the lines (see
+/// [`step`]): the lines it folds, where their markers point, and what it has built.
+struct Cx<'s> {
+    /// The lines being folded.
+    src: &'s [Line],
+    /// Original line numbers to byte offsets, for the markers.
+    raw: &'s RawIndex<'s>,
+    eol: crate::doc::Eol,
+    /// The first original line no marker so far names: on rendered text a redrawn row
+    /// holds writes from many original lines, so rows' line ranges interleave, and a
+    /// fold names only lines past the markers before it.
+    floor: u32,
+    /// The first original line a marker line from each line on names (the least, as
+    /// rows' ranges interleave): a fold names only lines short of the markers after it
+    /// (a traceback-keep marker after rows redrawn once the traceback was printed).
+    ceiling: Vec<u32>,
+    /// The lines kept and the markers added so far.
+    out: Vec<Line>,
+    done: Folded,
+}
+
 /// One folding pass over `doc` (`keys`: its lines' run keys), as `how` says.
 fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> Folded {
     let n = doc.lines.len();
-    let mut done = Folded::default();
     let eol = doc.dominant_eol();
     let src = std::mem::take(&mut doc.lines);
-    let mut out: Vec<Line> = Vec::with_capacity(n);
-    // The first original line no marker so far names: on rendered text a redrawn row
-    // holds writes from many original lines, so rows' line ranges interleave, and a
-    // fold names only lines past the markers before it.
-    let mut floor = 0u32;
-    // The first original line a marker line from each line on names (the least, as
-    // rows' ranges interleave): a fold names only lines short of the markers after it
-    // (a traceback-keep marker after rows redrawn once the traceback was printed).
     let mut ceiling = vec![u32::MAX; n + 1];
     for k in (0..n).rev() {
         ceiling[k] = match src[k].marker {
@@ -264,6 +277,15 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
             None => ceiling[k + 1],
         };
     }
+    let mut cx = Cx {
+        src: &src,
+        raw,
+        eol,
+        floor: 0,
+        ceiling,
+        out: Vec::with_capacity(n),
+        done: Folded::default(),
+    };
     // For repeated blocks: each line's loose text (see `loose_keys`), where it comes
     // next, how far a block from each line must reach, and the work left for finding
     // them (a bound on the comparisons whatever the input).
@@ -285,18 +307,7 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
                 // The first block, folded within itself as usual.
                 let mut k = i;
                 while k < start {
-                    k = step(
-                        doc,
-                        &src,
-                        &keys[..start],
-                        raw,
-                        how,
-                        eol,
-                        k,
-                        (&mut floor, &ceiling),
-                        &mut out,
-                        &mut done,
-                    );
+                    k = step(doc, &keys[..start], how, &mut cx, k);
                 }
                 // Its copies: one marker, with the salient lines among them (each a
                 // copy of one in the first block) counted.
@@ -305,81 +316,59 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
                     .filter(|&k| is_salient(doc, &src[k], salient[k]))
                     .map(|k| u64::from(src[k].src_first) + 1)
                     .collect();
-                let room = (floor, ceiling[end].saturating_sub(1));
-                match marker(doc, copies, Shape::Blocks(p), &salient, eol, raw, room) {
+                let room = (cx.floor, cx.ceiling[end].saturating_sub(1));
+                match marker(doc, copies, Shape::Blocks(p), &salient, cx.eol, raw, room) {
                     Some((line, (fa, fb), (s, e))) => {
-                        floor = line.src_last.saturating_add(1);
-                        done.folds += 1;
-                        done.lines += fb + 1 - fa;
-                        done.bytes += e - s;
-                        out.push(line);
+                        cx.floor = line.src_last.saturating_add(1);
+                        cx.done.folds += 1;
+                        cx.done.lines += fb + 1 - fa;
+                        cx.done.bytes += e - s;
+                        cx.out.push(line);
                     }
-                    None => out.extend_from_slice(copies),
+                    None => cx.out.extend_from_slice(copies),
                 }
                 i = end;
                 continue;
             }
         }
-        i = step(
-            doc,
-            &src,
-            keys,
-            raw,
-            how,
-            eol,
-            i,
-            (&mut floor, &ceiling),
-            &mut out,
-            &mut done,
-        );
+        i = step(doc, keys, how, &mut cx, i);
     }
-    doc.lines = out;
+    let done = cx.done;
+    doc.lines = cx.out;
     done
 }
 
-/// One step of [`fold`] at line `i` of `src` (`keys`: the shapes of the lines it may
-/// look at): the run starting there folded, or the line kept. Returns the next line.
-#[allow(clippy::too_many_arguments)]
-fn step(
-    doc: &mut Doc<'_>,
-    src: &[Line],
-    keys: &[u64],
-    raw: &RawIndex,
-    how: &mut How<'_>,
-    eol: crate::doc::Eol,
-    i: usize,
-    (floor, ceiling): (&mut u32, &[u32]),
-    out: &mut Vec<Line>,
-    done: &mut Folded,
-) -> usize {
-    {
-        let Some(run) = best_run(keys, i) else {
-            if src[i].marker.is_some() {
-                *floor = (*floor).max(src[i].src_last.saturating_add(1));
-            }
-            out.push(src[i]);
-            return i + 1;
-        };
-        let end = run.end;
-        if in_traceback(doc, src, i, end) {
-            out.extend_from_slice(&src[i..end]);
-        } else {
-            let (lits, salient) = (how.lits, how.salient);
-            fold_run(
-                doc,
-                &src[i..end],
-                (&keys[i..end], &lits[i..end], &salient[i..end]),
-                run,
-                how,
-                eol,
-                raw,
-                (floor, &ceiling[i..=end]),
-                out,
-                done,
-            );
+/// One step of [`fold`] at line `i` of `cx.src` (`keys`: the shapes of the lines it
+/// may look at): the run starting there folded, or the line kept. Returns the next
+/// line.
+fn step(doc: &mut Doc<'_>, keys: &[u64], how: &mut How<'_>, cx: &mut Cx<'_>, i: usize) -> usize {
+    let src = cx.src;
+    let Some(run) = best_run(keys, i) else {
+        if src[i].marker.is_some() {
+            cx.floor = cx.floor.max(src[i].src_last.saturating_add(1));
         }
-        end
+        cx.out.push(src[i]);
+        return i + 1;
+    };
+    let end = run.end;
+    if in_traceback(doc, src, i, end) {
+        cx.out.extend_from_slice(&src[i..end]);
+    } else {
+        let (lits, salient) = (how.lits, how.salient);
+        fold_run(
+            doc,
+            &src[i..end],
+            (&keys[i..end], &lits[i..end], &salient[i..end]),
+            run,
+            how,
+            cx.eol,
+            cx.raw,
+            (&mut cx.floor, &cx.ceiling[i..=end]),
+            &mut cx.out,
+            &mut cx.done,
+        );
     }
+    end
 }
 
 /// Longest block, in lines, whose repeats fold as one (see [`repeated_block`]).
@@ -1072,12 +1061,16 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             }
         }
         if c.is_ascii_digit() {
-            // A number: digits, with `.`, `,`, `:` between digits, and letters glued on.
+            // A number: digits, with `.`, `,`, `:` between digits, letters glued on,
+            // and `-`, `+`, `~` before a letter or digit (a package version:
+            // `1.2.0-14+deb12u1`, `0.8+5prealpha+1-16`, `2.0~rc1`).
             let mut j = i;
             while j < n {
                 let glued = t[j].is_ascii_alphanumeric()
                     || (matches!(t[j], b'.' | b',' | b':')
-                        && t.get(j + 1).is_some_and(u8::is_ascii_digit));
+                        && t.get(j + 1).is_some_and(u8::is_ascii_digit))
+                    || (matches!(t[j], b'-' | b'+' | b'~')
+                        && t.get(j + 1).is_some_and(u8::is_ascii_alphanumeric));
                 if !glued {
                     break;
                 }
@@ -1181,6 +1174,23 @@ mod tests {
         assert!(!same("ERROR acct-01234: bad", "WARN acct-01234: bad"));
         assert!(same("ERROR acct-01234: bad", "ERROR acct-05678: bad"));
         assert!(!same("ok.", "done."));
+        // Package versions are numbers: a package manager's per-item lines differ in
+        // their name column alone.
+        assert!(same(
+            "Setting up libva-drm2:amd64 (2.17.0-1) ...",
+            "Setting up libva-drm2:amd64 (1:1.19.1-2+deb12u1) ..."
+        ));
+        assert!(same(
+            "Unpacking x (0.8+5prealpha+1-16) ...",
+            "Unpacking x (2.0~rc1) ..."
+        ));
+        assert!(same(
+            "Get:7 http://h/d b/main amd64 libx amd64 1.4.2+ds-2 [198 kB]",
+            "Get:12 http://h/d b/main amd64 libx amd64 7:5.1.9-0+deb12u1 [1,103 kB]"
+        ));
+        // A word after a number and a dash that is not glued stays a word.
+        assert!(!same("3 - ok", "3 - failed"));
+        assert!(!same("took 3-4 min: ok", "took 3-4 min: failed"));
     }
 
     /// The run keys of `lines` (see [`name_column_keys`]).
@@ -1216,6 +1226,38 @@ mod tests {
             "Setting up libgsm (1.0.22-1) ...",
         ]);
         assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+    }
+
+    #[test]
+    fn per_item_lines_with_names_and_versions_of_any_shape_share_a_key() {
+        // A package manager's lines: the name and the version vary, the version in
+        // any shape; the other words are the same, so one key.
+        let keys = keys_of(&[
+            "Setting up libgfortran5:amd64 (12.2.0-14+deb12u1) ...",
+            "Setting up libvulkan1:amd64 (1.3.239.0-1) ...",
+            "Setting up librubberband2:amd64 (3.1.2+dfsg0-1) ...",
+            "Setting up libsphinxbase3:amd64 (0.8+5prealpha+1-16) ...",
+            "Setting up libavdevice59:amd64 (7:5.1.9-0+deb12u1) ...",
+            "Setting up libflite1:amd64 (2.2-5) ...",
+        ]);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+        let keys = keys_of(&[
+            "Get:66 http://deb.example.org/debian bookworm/main amd64 libflac12 amd64 1.4.2+ds-2 [198 kB]",
+            "Get:67 http://deb.example.org/debian bookworm/main amd64 libsndfile1 amd64 1.2.0-1+deb12u1 [197 kB]",
+            "Get:68 http://deb.example.org/debian bookworm/main amd64 libpulse0 amd64 16.1+dfsg1-2+b1 [274 kB]",
+            "Get:69 http://deb.example.org/debian bookworm/main amd64 libpostproc56 amd64 7:5.1.9-0+deb12u1 [1,103 kB]",
+        ]);
+        assert!(keys.iter().all(|&k| k == keys[0]), "{keys:?}");
+        // A line whose fixed words differ keeps its own key.
+        let keys = keys_of(&[
+            "Setting up liba:amd64 (1.2-3) ...",
+            "Setting up libb:amd64 (2.0+dfsg-1) ...",
+            "Removing libc:amd64 (3.1~rc1-2) ...",
+            "Setting up libd:amd64 (4:1.0-1+b1) ...",
+            "Setting up libe:amd64 (0.9-7) ...",
+        ]);
+        assert_ne!(keys[2], keys[1]);
+        assert_eq!(keys[1], keys[3]);
     }
 
     #[test]

@@ -15,8 +15,16 @@
 //! `[snip: 982 traceback frames (2946 lines) elided · traceback-keep · lines 20-2965 · …]`,
 //! 12 frames, `KeyError: 'rate_limit_per_tenant'`.
 //!
-//! **Options.** `SNIP_TRACEBACK_HEAD` (6), `SNIP_TRACEBACK_TAIL` (12). Lossy: only
-//! above the budget and with a retained original (or the store turned off).
+//! When eliding to those ends leaves the text under the budget, the room goes back to
+//! the frames: each run of distinct frames keeps the most extra frames (shared between
+//! its head and tail in the proportion of their settings) that keep the text within
+//! the budget, so a 400-frame traceback of distinct calls in a 43 KB log shows as many
+//! as fit in 24 KB, not 18. A run that repeats a cycle (recursion: fewer distinct frame
+//! lines than half its frames) keeps the settings' count: its copies add nothing.
+//!
+//! **Options.** `SNIP_TRACEBACK_HEAD` (6), `SNIP_TRACEBACK_TAIL` (12): the frames kept
+//! at least (with room under the budget, more; with both 0, none). Lossy: only above
+//! the budget and with a retained original (or the store turned off).
 
 use crate::doc::{Doc, Line, RawIndex};
 use crate::marker::{Marker, Recovery, RestoreCall};
@@ -180,8 +188,17 @@ fn for_each_kind(doc: &Doc<'_>, mut f: impl FnMut(Kind)) {
     }
 }
 
-/// Elides the middle of long frame runs. Returns `(frames_elided, lines_elided)`.
+/// Elides the middle of long frame runs to the configured ends. Returns
+/// `(frames_elided, lines_elided)`.
 pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64, u64) {
+    apply_within(doc, config, raw, false)
+}
+
+/// [`apply`]; with `give_back`, when that leaves the document under the budget, the
+/// room goes back to the kept frames of every run of distinct frames (see [`elide`]):
+/// the most extra frames that keep it within the budget, shared between head and
+/// tail as their settings are.
+fn apply_within(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, give_back: bool) -> (u64, u64) {
     let n = doc.lines.len();
     let keep_head = config.traceback_head_frames;
     let keep_tail = config.traceback_tail_frames;
@@ -206,13 +223,84 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
     if longest <= need {
         return (0, 0);
     }
-    let eol = doc.dominant_eol();
+    let src = std::mem::take(&mut doc.lines);
+    let markers = doc.markers.len();
+    let done = elide(doc, &src, &kinds, config, raw, 0);
+    if done.0 == 0 {
+        doc.lines = src;
+        return done;
+    }
+    if !give_back || doc.size() >= config.max_bytes || keep_head + keep_tail == 0 {
+        return done;
+    }
+    // Room under the budget: the most extra frames (at most the longest run's) that
+    // keep the document within it, by bisection (the size grows with the frames
+    // kept). `best` is the largest count known to fit.
+    let fits = |doc: &mut Doc<'_>, extra: usize| {
+        doc.markers.truncate(markers);
+        let done = elide(doc, &src, &kinds, config, raw, extra);
+        (doc.size() <= config.max_bytes).then_some(done)
+    };
+    let (mut best, mut best_done) = (0, done);
+    let (mut lo, mut hi) = (1, longest);
+    while lo <= hi {
+        let mid = lo + (hi - lo) / 2;
+        match fits(doc, mid) {
+            Some(d) => {
+                (best, best_done) = (mid, d);
+                lo = mid + 1;
+            }
+            None => hi = mid - 1,
+        }
+    }
+    doc.markers.truncate(markers);
+    let done = elide(doc, &src, &kinds, config, raw, best);
+    debug_assert_eq!(done, best_done);
+    if done.0 == 0 {
+        doc.lines = src;
+    }
+    done
+}
+
+/// Whether the frames starting at `starts` repeat a cycle (recursion): fewer distinct
+/// frame lines than half their count. Their copies tell nothing new, so they get no
+/// room back.
+fn cycles(doc: &Doc<'_>, src: &[Line], starts: &[usize]) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(starts.len());
+    let mut distinct = 0usize;
+    for &k in starts {
+        if seen.insert(doc.text(&src[k])) {
+            distinct += 1;
+        }
+    }
+    distinct * 2 < starts.len()
+}
+
+/// [`apply`]'s elision of `src` (classified as `kinds`) into `doc.lines`, each run of
+/// distinct frames keeping `extra` more frames than the settings say (shared between
+/// head and tail in their settings' proportion), a run of repeating frames (see
+/// [`cycles`]) the settings' count. Returns `(frames_elided, lines_elided)`.
+fn elide(
+    doc: &mut Doc<'_>,
+    src: &[Line],
+    kinds: &[Kind],
+    config: &Config,
+    raw: &RawIndex,
+    extra: usize,
+) -> (u64, u64) {
+    let n = src.len();
+    let (base_head, base_tail) = (config.traceback_head_frames, config.traceback_tail_frames);
+    let extra_head = extra
+        .saturating_mul(base_head)
+        .checked_div(base_head + base_tail)
+        .unwrap_or(0);
+    let eol = crate::doc::dominant_eol(src);
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
     let mut k = 0;
     while k < n {
         if kinds[k] != Kind::Start {
-            out.push(doc.lines[k]);
+            out.push(src[k]);
             k += 1;
             continue;
         }
@@ -224,16 +312,24 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
             }
             j += 1;
         }
+        let (keep_head, keep_tail) = if extra > 0
+            && starts.len() > base_head + base_tail + 1
+            && !cycles(doc, src, &starts)
+        {
+            (base_head + extra_head, base_tail + (extra - extra_head))
+        } else {
+            (base_head, base_tail)
+        };
         if starts.len() > keep_head + keep_tail + 1 {
             let cut_from = starts[keep_head];
             // Exclusive; with no tail frames kept, the run's end (its last frame's
             // lines go too).
             let cut_to = starts.get(starts.len() - keep_tail).copied().unwrap_or(j);
-            out.extend_from_slice(&doc.lines[k..cut_from]);
+            out.extend_from_slice(&src[k..cut_from]);
             // The original lines the elided ones cover: on rendered text (a cursor
             // moved up and redrew a row) their ranges are not in order, and the first
             // row's start can lie after the last row's end.
-            let cut = &doc.lines[cut_from..cut_to];
+            let cut = &src[cut_from..cut_to];
             let a = cut.iter().map(|l| l.src_first).min().expect("a frame");
             let b = cut.iter().map(|l| l.src_last).max().expect("a frame");
             let frames = (starts.len() - keep_head - keep_tail) as u64;
@@ -250,24 +346,22 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
             };
             let line = doc.marker_line(m, eol, a, b);
             out.push(line);
-            out.extend_from_slice(&doc.lines[cut_to..j]);
+            out.extend_from_slice(&src[cut_to..j]);
             frames_elided += frames;
             lines_elided += lines;
         } else {
-            out.extend_from_slice(&doc.lines[k..j]);
+            out.extend_from_slice(&src[k..j]);
         }
         k = j;
     }
-    if frames_elided > 0 {
-        doc.lines = out;
-    }
+    doc.lines = out;
     (frames_elided, lines_elided)
 }
 
 /// The lossy pass: elides the middle frames of the working document's tracebacks.
 /// Returns the receipt row when a frame was elided.
 pub(crate) fn pass(e: &mut Elide<'_, '_>) -> Option<crate::RuleReport> {
-    let (frames, lines) = apply(e.doc, e.config, e.raw);
+    let (frames, lines) = apply_within(e.doc, e.config, e.raw, true);
     let report = report(frames, lines)?;
     e.size = e.doc.size();
     Some(report)
