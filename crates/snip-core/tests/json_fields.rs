@@ -213,9 +213,12 @@ impl Checker<'_> {
                     return;
                 };
                 let f = parse_marker(text);
+                // `N bytes elided from this string[, K salient lines among them at …]`
                 let n: usize = f
                     .what
-                    .strip_suffix(" bytes elided from this string")
+                    .split(", ")
+                    .next()
+                    .and_then(|w| w.strip_suffix(" bytes elided from this string"))
                     .unwrap_or_else(|| panic!("{}", f.what))
                     .parse()
                     .unwrap();
@@ -980,4 +983,32 @@ fn distinct_items_fill_the_budget() {
     let v = parse(&r.output);
     assert!(v["slugs"].as_array().unwrap().len() > 500);
     assert_eq!(v["total"], 6000);
+}
+
+/// A string elided with nothing kept at its ends (`json_string_keep` 0) far under the
+/// budget gets room back: its kept ends grow from 0 bytes (a growth step that always
+/// advances), up to near the budget, and the result is checked like every other.
+#[test]
+fn a_string_kept_to_nothing_gets_its_ends_back() {
+    let lines: String = (0..400)
+        .map(|i| format!("line {i} of the log\\n"))
+        .collect();
+    let input = format!("{{\"log\": \"{lines}\", \"n\": 1}}");
+    for budget in [1024, 4096] {
+        let config = Config {
+            json_string_keep: 0,
+            ..Config::with_budget(budget)
+        };
+        for id in [Some(ID), None] {
+            let r = run(input.as_bytes(), &config, id).expect("elided");
+            assert_eq!(r.strings_elided, 1);
+            assert!(r.output.len() <= budget, "{}", r.output.len());
+            assert!(
+                r.output.len() >= budget - budget / 10,
+                "{budget}: only {} bytes used",
+                r.output.len()
+            );
+            assert!(r.output.starts_with(b"{\"log\": \"line 0 of the log"));
+        }
+    }
 }

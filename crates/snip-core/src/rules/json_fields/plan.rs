@@ -2,42 +2,123 @@
 
 use super::*;
 
-/// Salient lines kept from an elided string's middle, at most.
-pub(super) const MAX_ISLANDS: usize = 2;
 /// Longest salient line kept from a string (raw, escaped bytes).
 pub(super) const ISLAND_MAX: usize = 600;
+/// Island room of a string elided at the configured keep, as a share of the budget:
+/// `max_bytes / ISLAND_SHARE` (room left under the budget is given back afterwards).
+const ISLAND_SHARE: usize = 4;
+/// Times `give_back` grows one string's island room, at most.
+const MAX_ROOM_STEPS: usize = 64;
+/// Line numbers a marker lists for the salient lines it covers, at most (then `…`),
+/// as the text rules' markers do.
+const LISTED_LINES: usize = 4;
 
-/// Raw (escaped) ranges of the most salient lines in `mid`, a piece of a JSON string's
-/// raw text, split on `\n` escapes; in order, at most [`MAX_ISLANDS`]. Each range
-/// includes its trailing `\n` escape when there is one, and never splits an escape.
-pub(super) fn salient_segments(mid: &[u8]) -> Vec<(usize, usize)> {
-    let mut segs: Vec<(u8, usize, usize)> = Vec::new();
-    let mut start = 0usize;
+/// One salient line of a JSON string (errors, failures: priority 2 or above, see
+/// `head-tail-elide`), found in its raw (escaped) text split on `\n` escapes.
+#[derive(Clone, Copy)]
+pub(super) struct SalLine {
+    /// Highest priority of its salient words.
+    score: u8,
+    /// Raw offset of its first byte.
+    start: usize,
+    /// Raw offset one past its `\n` escape (the end of the string for the last line).
+    end: usize,
+    /// 1-based line number in the decoded string.
+    line: usize,
+}
+
+/// The piece of a salient line that falls in an elided middle: raw range `s..e`
+/// (within the line, its `\n` escape included when the middle holds it).
+#[derive(Clone, Copy)]
+pub(super) struct Seg {
+    score: u8,
+    s: usize,
+    e: usize,
+    line: usize,
+}
+
+/// Calls `f(k)` for each `\n` escape at raw offset `k` of `raw` (a JSON string's raw
+/// text): escaped backslashes followed by `n` are skipped.
+fn for_each_newline(raw: &[u8], mut f: impl FnMut(usize)) {
     let mut from = 0usize;
-    // Segment starts must follow a complete `\n` escape (an even run of backslashes
-    // before the match); the first and last pieces are partial lines and are skipped.
-    let mut first = true;
-    while let Some(k) = memchr::memmem::find(&mid[from..], b"\\n").map(|k| from + k) {
-        let backslashes = mid[..k].iter().rev().take_while(|&&b| b == b'\\').count();
+    while let Some(k) = memchr::memmem::find(&raw[from..], b"\\n").map(|k| from + k) {
+        let backslashes = raw[..k].iter().rev().take_while(|&&b| b == b'\\').count();
         from = k + 2;
-        if backslashes % 2 == 1 {
+        if backslashes % 2 == 0 {
+            f(k);
+        }
+    }
+}
+
+/// Every salient line of `raw`, a JSON string's raw text, in order: one scan for the
+/// salient words (none holds a backslash, so none crosses a `\n` escape) and one for
+/// the line ends.
+pub(super) fn salient_lines(raw: &[u8]) -> Vec<SalLine> {
+    let words = crate::salience::salient_matches(raw);
+    if !words.iter().any(|&(_, p)| p >= 2) {
+        return Vec::new();
+    }
+    let mut ends = Vec::new();
+    for_each_newline(raw, |k| ends.push(k + 2));
+    let mut out: Vec<SalLine> = Vec::new();
+    for (at, prio) in words {
+        if prio < 2 {
             continue;
         }
-        let end = k + 2;
-        if !first && end - start <= ISLAND_MAX {
-            let score = crate::salience::salience(&mid[start..k]);
-            if score >= 2 {
-                segs.push((score, start, end));
-            }
+        // The line holding `at`: the first whose end is past it.
+        let k = ends.partition_point(|&e| e <= at);
+        let start = if k == 0 { 0 } else { ends[k - 1] };
+        match out.last_mut() {
+            Some(l) if l.start == start => l.score = l.score.max(prio),
+            _ => out.push(SalLine {
+                score: prio,
+                start,
+                end: ends.get(k).copied().unwrap_or(raw.len()),
+                line: k + 1,
+            }),
         }
-        first = false;
-        start = end;
     }
-    segs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    segs.truncate(MAX_ISLANDS);
-    let mut v: Vec<(usize, usize)> = segs.into_iter().map(|(_, s, e)| (s, e)).collect();
-    v.sort();
-    v
+    out
+}
+
+/// The pieces of `lines` (the string's salient lines) inside the elided middle
+/// `hr..tr` (raw offsets), in order. A line the cut goes through gives the piece on
+/// the middle's side.
+fn segments(lines: &[SalLine], hr: usize, tr: usize) -> Vec<Seg> {
+    let first = lines.partition_point(|l| l.end <= hr);
+    lines[first..]
+        .iter()
+        .take_while(|l| l.start < tr)
+        .map(|l| Seg {
+            score: l.score,
+            s: l.start.max(hr),
+            e: l.end.min(tr),
+            line: l.line,
+        })
+        .collect()
+}
+
+/// `N bytes elided from this string`, plus the salient lines among them when there
+/// are any: `, K salient lines among them at string lines 7000, 13000`, listing at
+/// most [`LISTED_LINES`] line numbers (1-based, lines of the decoded string), then
+/// `, …`.
+fn string_what(bytes: usize, hidden: &[usize]) -> String {
+    let mut what = format!("{bytes} bytes elided from this string");
+    if let [first, ..] = hidden {
+        let n = hidden.len();
+        let s = if n == 1 { "" } else { "s" };
+        let _ = write!(
+            what,
+            ", {n} salient line{s} among them at string line{s} {first}"
+        );
+        for l in hidden.iter().take(LISTED_LINES).skip(1) {
+            let _ = write!(what, ", {l}");
+        }
+        if n > LISTED_LINES {
+            what.push_str(", …");
+        }
+    }
+    what
 }
 
 /// Sums of savings by position (a Fenwick tree over the sorted edit start offsets).
@@ -135,6 +216,8 @@ pub(super) struct State {
     pub(super) str_len: Vec<usize>,
     /// Per string: elided at this keep.
     pub(super) str_keep: Vec<Option<usize>>,
+    /// Per string: room for salient lines added by `give_back` (raw bytes).
+    pub(super) str_room: Vec<usize>,
     /// Per container: the active variant.
     pub(super) cont_var: Vec<Option<Var>>,
     /// Per container: saving of the active variant (its runs' spans minus markers).
@@ -159,6 +242,8 @@ pub(super) struct Plan<'a> {
     pub(super) coords: Vec<usize>,
     /// Per string, built on first use.
     pub(super) cut_index: Vec<OnceCell<CutIndex>>,
+    /// Per string: its salient lines, built on first use.
+    pub(super) sal_lines: Vec<OnceCell<Vec<SalLine>>>,
     /// Per container: which children are salient members (objects), built on first use.
     pub(super) salient: Vec<OnceCell<Vec<bool>>>,
     pub(super) state: State,
@@ -185,6 +270,7 @@ impl<'a> Plan<'a> {
             },
             str_len: scan.strings.iter().map(|s| s.end - s.start).collect(),
             str_keep: vec![None; ns],
+            str_room: vec![0; ns],
             cont_var: vec![None; na],
             cont_val: vec![0; na],
             str_covered: vec![false; ns],
@@ -201,6 +287,7 @@ impl<'a> Plan<'a> {
             rendered: vec![None; ns],
             coords,
             cut_index: (0..ns).map(|_| OnceCell::new()).collect(),
+            sal_lines: (0..ns).map(|_| OnceCell::new()).collect(),
             salient: (0..na).map(|_| OnceCell::new()).collect(),
             state,
         };
@@ -251,41 +338,51 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The lossless text rules on a whole elided string (`head`, separator, `marker`,
-    /// separator, `tail`; raw JSON content), re-encoded; `None` unless that is shorter
-    /// than `plain` (the same pieces as they are) and keeps the marker intact.
-    fn render_elided(
-        &self,
-        head: &[u8],
-        marker: &str,
-        tail: &[u8],
-        plain: usize,
-    ) -> Option<Vec<u8>> {
-        let mut decoded = Vec::with_capacity(head.len() + marker.len() + tail.len() + 8);
-        decode(head, &mut decoded);
-        decoded.extend_from_slice(SEPARATOR.as_bytes());
-        decoded.extend_from_slice(marker.as_bytes());
-        decoded.extend_from_slice(SEPARATOR.as_bytes());
-        decode(tail, &mut decoded);
+    /// The elided string `plain` (quotes included, raw JSON content, holding the
+    /// `markers` between separators) decoded, put through the lossless text rules and
+    /// re-encoded; `None` unless that is shorter than `plain` and keeps every marker
+    /// intact.
+    fn render_elided(&self, plain: &[u8], markers: &[String]) -> Option<Vec<u8>> {
+        let mut decoded = Vec::with_capacity(plain.len());
+        decode(&plain[1..plain.len() - 1], &mut decoded);
         let text = (self.text_rule)(&decoded, self.config)?;
-        let needle = [
-            SEPARATOR.as_bytes(),
-            marker.as_bytes(),
-            SEPARATOR.as_bytes(),
-        ]
-        .concat();
-        if std::str::from_utf8(&text).is_err() || memmem::find(&text, &needle).is_none() {
+        if std::str::from_utf8(&text).is_err() {
             return None;
+        }
+        for marker in markers {
+            let needle = [
+                SEPARATOR.as_bytes(),
+                marker.as_bytes(),
+                SEPARATOR.as_bytes(),
+            ]
+            .concat();
+            memmem::find(&text, &needle)?;
         }
         let mut out = Vec::with_capacity(text.len() + 16);
         out.push(b'"');
         encode(&text, &mut out);
         out.push(b'"');
-        (out.len() < plain).then_some(out)
+        (out.len() < plain.len()).then_some(out)
+    }
+
+    /// Room for salient lines kept from string `i`'s middle when elided at `keep`,
+    /// raw bytes: `max_bytes / ISLAND_SHARE` at the configured keep (none at the tight
+    /// keep), plus what `give_back` added.
+    fn island_room(&self, i: usize, keep: usize) -> usize {
+        let base = if keep >= self.config.json_string_keep {
+            self.config.max_bytes / ISLAND_SHARE
+        } else {
+            0
+        };
+        base.saturating_add(self.state.str_room[i])
     }
 
     /// The text of string `i` elided at `keep`, quotes included, and the raw bytes it
     /// elides; `None` when fewer than [`MIN_ELIDED`] decoded bytes would go.
+    ///
+    /// Salient lines of the elided middle stay, each between two markers, while they
+    /// fit [`Self::island_room`] (the most salient first); each marker names the
+    /// salient lines it covers by their line numbers in the decoded string.
     fn string_elision(&self, i: usize, keep: usize) -> Option<(Vec<u8>, usize)> {
         let c = &self.scan.strings[i];
         let base = c.start + 1;
@@ -296,20 +393,23 @@ impl<'a> Plan<'a> {
         if td < hd + MIN_ELIDED {
             return None;
         }
-        // Islands only at the generous level: the tight level (which runs when the
-        // budget is hard to meet) keeps every record rather than error lines.
-        let generous = keep >= self.config.json_string_keep;
-        if let Some(out) = generous
-            .then(|| self.string_elision_with_islands(i, raw, (hr, hd), (tr, td)))
-            .flatten()
-        {
-            return Some((out, tr - hr));
-        }
-        let (rs, re) = ((base + hr) as u64, (base + tr) as u64);
-        let field = c
+        let segs = segments(self.sal_lines[i].get_or_init(|| salient_lines(raw)), hr, tr);
+        let pointer = c
             .ptr
             .filter(|&(a, b)| !self.line_mode && b - a <= MAX_POINTER_BYTES);
-        let restore = match field {
+        if let Some((a, b)) = pointer {
+            let room = self.island_room(i, keep);
+            if !segs.is_empty() && room > 0 {
+                let field = &self.scan.pointers[a..b];
+                // Kept as printed (escapes and all): the lossless text rules strip ANSI
+                // escapes without a footer, which would leave the kept lines unaccounted.
+                let out =
+                    self.string_elision_with_islands(raw, field, &segs, room, (hr, hd), (tr, td));
+                return Some((out, tr - hr));
+            }
+        }
+        let (rs, re) = ((base + hr) as u64, (base + tr) as u64);
+        let restore = match pointer {
             Some((a, b)) => RestoreCall::FieldBytes {
                 field: self.scan.pointers[a..b].to_string(),
                 start: hd as u64,
@@ -317,11 +417,12 @@ impl<'a> Plan<'a> {
             },
             None => RestoreCall::Bytes { start: rs, end: re },
         };
+        let hidden: Vec<usize> = segs.iter().map(|g| g.line).collect();
         let marker = Marker {
-            what: format!("{} bytes elided from this string", td - hd),
+            what: string_what(td - hd, &hidden),
             rule: RuleId::JsonFields,
             lines: None,
-            bytes: field.is_none().then_some((rs, re)),
+            bytes: pointer.is_none().then_some((rs, re)),
             recovery: Recovery::Elided(restore),
         }
         .render(self.id);
@@ -334,70 +435,91 @@ impl<'a> Plan<'a> {
         out.extend_from_slice(&raw[tr..]);
         out.push(b'"');
         if c.lossless {
-            if let Some(rendered) = self.render_elided(&raw[..hr], &marker, &raw[tr..], out.len()) {
+            if let Some(rendered) = self.render_elided(&out, &[marker]) {
                 return Some((rendered, tr - hr));
             }
         }
         Some((out, tr - hr))
     }
 
-    /// Like the plain string elision, but keeps up to [`MAX_ISLANDS`] salient lines
-    /// (errors, failures; see `head-tail-elide`) of the elided middle of a multi-line
-    /// string, each between two markers. `None` when the middle has none.
+    /// The elided string with salient lines of its middle kept, each between two
+    /// markers (`field` is its pointer): the most salient first while they fit `room`
+    /// raw bytes (with their markers), then shown in order.
     fn string_elision_with_islands(
         &self,
-        i: usize,
         raw: &[u8],
+        field: &str,
+        segs: &[Seg],
+        room: usize,
         (hr, hd): (usize, usize),
         (tr, td): (usize, usize),
-    ) -> Option<Vec<u8>> {
-        let c = &self.scan.strings[i];
-        if self.line_mode || c.ptr.is_none_or(|(a, b)| b - a > MAX_POINTER_BYTES) {
-            return None;
+    ) -> Vec<u8> {
+        // A marker's cost, roughly: its fixed text, the pointer and the id.
+        let marker_cost = 160 + field.len();
+        let mut order: Vec<usize> = (0..segs.len()).collect();
+        order.sort_by(|&x, &y| segs[y].score.cmp(&segs[x].score).then(x.cmp(&y)));
+        let mut kept = vec![false; segs.len()];
+        let mut used = 0usize;
+        for k in order {
+            let len = segs[k].e - segs[k].s;
+            let cost = len + marker_cost;
+            // A line longer than an island is counted, never shown in part.
+            if len > ISLAND_MAX || used + cost > room {
+                continue;
+            }
+            used += cost;
+            kept[k] = true;
         }
-        let islands = salient_segments(&raw[hr..tr]);
-        if islands.is_empty() {
-            return None;
-        }
-        let (a, b) = c.ptr.expect("checked");
-        let field = &self.scan.pointers[a..b];
+        // Decoded offset of raw offset `x`, counted on from the last one asked for (the
+        // offsets asked for only grow, and each is on an escape boundary).
+        let at = std::cell::Cell::new((hr, hd));
         let decoded_at = |x: usize| -> usize {
-            let mut tmp = Vec::new();
-            decode(&raw[..x], &mut tmp);
-            tmp.len()
+            let (r, d) = at.get();
+            let d = d + CutIndex::new(&raw[r..x]).dec_len;
+            at.set((x, d));
+            d
         };
-        let mut out = Vec::with_capacity(hr + (raw.len() - tr) + 600 * (islands.len() + 1));
+        let mut out = Vec::with_capacity(hr + (raw.len() - tr) + used + marker_cost + 16);
         out.push(b'"');
         out.extend_from_slice(&raw[..hr]);
         let mut gap_start = (hr, hd);
-        let gap = |out: &mut Vec<u8>, from: (usize, usize), to_dec: usize| {
-            let marker = Marker {
-                what: format!("{} bytes elided from this string", to_dec - from.1),
-                rule: RuleId::JsonFields,
-                lines: None,
-                bytes: None,
-                recovery: Recovery::Elided(RestoreCall::FieldBytes {
-                    field: field.to_string(),
-                    start: from.1 as u64,
-                    end: to_dec as u64,
-                }),
+        let mut hidden: Vec<usize> = Vec::new();
+        let gap =
+            |out: &mut Vec<u8>, hidden: &mut Vec<usize>, from: (usize, usize), to_dec: usize| {
+                if to_dec == from.1 && hidden.is_empty() {
+                    return;
+                }
+                let marker = Marker {
+                    what: string_what(to_dec - from.1, hidden),
+                    rule: RuleId::JsonFields,
+                    lines: None,
+                    bytes: None,
+                    recovery: Recovery::Elided(RestoreCall::FieldBytes {
+                        field: field.to_string(),
+                        start: from.1 as u64,
+                        end: to_dec as u64,
+                    }),
+                }
+                .render(self.id);
+                hidden.clear();
+                out.extend_from_slice(SEPARATOR.as_bytes());
+                encode(marker.as_bytes(), out);
+                out.extend_from_slice(SEPARATOR.as_bytes());
+            };
+        for (k, g) in segs.iter().enumerate() {
+            if !kept[k] {
+                hidden.push(g.line);
+                continue;
             }
-            .render(self.id);
-            out.extend_from_slice(SEPARATOR.as_bytes());
-            encode(marker.as_bytes(), out);
-            out.extend_from_slice(SEPARATOR.as_bytes());
-        };
-        for (s0, e0) in islands {
-            let (s, e) = (hr + s0, hr + e0);
-            let sd = decoded_at(s);
-            gap(&mut out, gap_start, sd);
-            out.extend_from_slice(&raw[s..e]);
-            gap_start = (e, decoded_at(e));
+            let sd = decoded_at(g.s);
+            gap(&mut out, &mut hidden, gap_start, sd);
+            out.extend_from_slice(&raw[g.s..g.e]);
+            gap_start = (g.e, decoded_at(g.e));
         }
-        gap(&mut out, gap_start, td);
+        gap(&mut out, &mut hidden, gap_start, td);
         out.extend_from_slice(&raw[tr..]);
         out.push(b'"');
-        Some(out)
+        out
     }
 
     /// The elided runs of container `j` at `var`: the children between the `keep` at
@@ -747,6 +869,7 @@ impl<'a> Plan<'a> {
     /// are in the original.
     fn give_back(&mut self, budget: usize) {
         let target = budget - budget / GIVE_BACK_DIVISOR;
+        self.give_back_strings(budget, target);
         let active: Vec<usize> = (0..self.scan.containers.len())
             .filter(|&j| self.state.cont_var[j].is_some() && !self.state.cont_covered[j])
             .collect();
@@ -802,6 +925,85 @@ impl<'a> Plan<'a> {
                 let next = Var { keep: lo, ..var };
                 let (_, value) = trial(self, j, next);
                 self.set_cont(j, next, value);
+            }
+        }
+    }
+
+    /// Gives room left under `budget` to elided strings: first more of their salient
+    /// lines (the island room doubles, or takes what is left), then longer kept ends
+    /// (the keep doubles, then the largest keep that fits). Never goes over `budget`.
+    /// JSON Lines lines are not given room: each is elided to its share of the budget,
+    /// and whole lines go after that.
+    fn give_back_strings(&mut self, budget: usize, target: usize) {
+        if self.line_mode {
+            return;
+        }
+        let active: Vec<usize> = (0..self.scan.strings.len())
+            .filter(|&i| self.state.str_keep[i].is_some() && !self.state.str_covered[i])
+            .collect();
+        // Moves string `i` to (`keep`, `room`) if the value stays within `budget`.
+        let try_move = |p: &mut Self, i: usize, keep: usize, room: usize| -> bool {
+            let old_room = p.state.str_room[i];
+            let old_len = p.state.str_len[i];
+            p.state.str_room[i] = room;
+            match p.string_elision(i, keep) {
+                Some((text, _))
+                    if text.len() != old_len && p.size() + text.len() <= budget + old_len =>
+                {
+                    p.apply_string(i, keep);
+                    true
+                }
+                _ => {
+                    p.state.str_room[i] = old_room;
+                    false
+                }
+            }
+        };
+        for &i in &active {
+            let keep = self.state.str_keep[i].expect("active");
+            // Each move keeps another island or ends the loop; the bound only caps the
+            // work on a string of very many salient lines.
+            for _ in 0..MAX_ROOM_STEPS {
+                if self.size() >= target {
+                    break;
+                }
+                let room = self.island_room(i, keep).max(1024);
+                let grown = self.state.str_room[i] + room;
+                let left = self.state.str_room[i] + (budget - self.size());
+                if !try_move(self, i, keep, grown) && !try_move(self, i, keep, left) {
+                    break;
+                }
+            }
+        }
+        for &i in &active {
+            let dec_len = self.cut_index[i].get().map_or(0, |x| x.dec_len);
+            let cap = dec_len / 2;
+            while self.size() < target {
+                let keep = self.state.str_keep[i].expect("active");
+                let room = self.state.str_room[i];
+                if keep >= cap {
+                    break;
+                }
+                let next = keep.saturating_mul(2).max(keep + 1).min(cap);
+                if try_move(self, i, next, room) {
+                    continue;
+                }
+                let (mut lo, mut hi) = (keep, next.saturating_sub(1));
+                while lo < hi {
+                    let mid = lo + (hi - lo).div_ceil(2);
+                    let fits = self.string_elision(i, mid).is_some_and(|(t, _)| {
+                        self.size() + t.len() <= budget + self.state.str_len[i]
+                    });
+                    if fits {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                if lo > keep {
+                    self.apply_string(i, lo);
+                }
+                break;
             }
         }
     }
