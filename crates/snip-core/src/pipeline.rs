@@ -124,7 +124,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     };
     if lossy_allowed && (sparse || size > config.max_bytes) {
         let raw = raw.get_or_insert_with(|| match line_starts {
-            Some(s) => RawIndex::from_starts(s, input.len()),
+            Some(s) => RawIndex::from_starts(input, s),
             None => RawIndex::new(input),
         });
         let mut e = Elide {
