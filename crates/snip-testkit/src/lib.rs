@@ -115,6 +115,81 @@ pub fn compress_and_check(
     Ok((outcome.output, checked))
 }
 
+/// Compresses `input` at each of `budgets` (bytes, [`snip_core::Config::with_budget`])
+/// and checks what every fixture, property and fuzz finding is held to: the output is
+/// accounted for ([`check_accounting`], restores answered by a fresh real store), the
+/// same input gives the same bytes again, and compressing the output again (without a
+/// store, as the `compress` fuzz target does) changes nothing. Returns the outputs, one
+/// per budget, in order.
+///
+/// # Errors
+/// The first budget that fails, with what failed (the accounting violations, or both
+/// passes' outputs).
+pub fn accounted_and_idempotent(
+    input: &[u8],
+    budgets: impl IntoIterator<Item = usize>,
+) -> Result<Vec<Vec<u8>>, String> {
+    let store = TempStore::new();
+    let mut outputs = Vec::new();
+    for budget in budgets {
+        let cfg = snip_core::Config::with_budget(budget);
+        let (once, _) = compress_and_check(input, &cfg, &store.handle)
+            .map_err(|e| format!("budget {budget}: {e}"))?;
+        let again = snip_store::compress_recorded(input, &cfg, &store.handle, "testkit");
+        if again.output != once {
+            return Err(format!("budget {budget}: not deterministic"));
+        }
+        let twice = snip_core::compress(&once, &cfg, &mut snip_core::NoStore);
+        if twice.output != once {
+            return Err(format!(
+                "budget {budget}: not idempotent ({} bytes, then {}; rules {:?})\n--- once\n{}\n--- twice\n{}",
+                once.len(),
+                twice.output.len(),
+                twice.rules.iter().map(|r| r.id.to_string()).collect::<Vec<_>>(),
+                String::from_utf8_lossy(&once),
+                String::from_utf8_lossy(&twice.output)
+            ));
+        }
+        outputs.push(once);
+    }
+    Ok(outputs)
+}
+
+/// The fuzz targets' input forms (`fuzz/fuzz_targets/`), shared with the tests that
+/// replay their findings (`tests/fuzz_found.rs`), so that a finding is replayed at the
+/// budget it was found at.
+pub mod fuzz_input {
+    use snip_core::Config;
+
+    /// The `compress` target's budget for its first byte `b`: `MIN_MAX_BYTES + b * 64`
+    /// bytes (1,024 to 17,344), the settable range.
+    pub fn compress_budget(b: u8) -> usize {
+        snip_core::config::MIN_MAX_BYTES + usize::from(b) * 64
+    }
+
+    /// A `compress` target input (a budget byte, then the tool output) as the budget's
+    /// config and the tool output; `None` when empty.
+    pub fn compress(data: &[u8]) -> Option<(Config, &[u8])> {
+        let (&b, input) = data.split_first()?;
+        Some((Config::with_budget(compress_budget(b)), input))
+    }
+
+    /// The `stream` target's budget for its first byte `b`: `128 + b * 64` bytes (128
+    /// to 16,448; the stream engine takes budgets under the settable minimum).
+    pub fn stream_budget(b: u8) -> usize {
+        128 + usize::from(b) * 64
+    }
+
+    /// A `stream` target input (a budget byte, a chunking seed byte, then the stream)
+    /// as the budget's config, the seed and the stream; `None` when under two bytes.
+    pub fn stream(data: &[u8]) -> Option<(Config, u8, &[u8])> {
+        let [b, seed, input @ ..] = data else {
+            return None;
+        };
+        Some((Config::with_budget(stream_budget(*b)), *seed, input))
+    }
+}
+
 /// One marker found in an output: where its line starts in the output (text) and
 /// what it says.
 struct Found {
