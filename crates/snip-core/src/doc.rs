@@ -384,10 +384,7 @@ mod tests {
             b"x\ny\n",
         ] {
             let starts = RawIndex::starts_of(&Doc::from_raw(input).lines);
-            let (a, b) = (
-                RawIndex::from_starts(input, starts),
-                RawIndex::new(input),
-            );
+            let (a, b) = (RawIndex::from_starts(input, starts), RawIndex::new(input));
             for first in 0..6 {
                 for last in first..6 {
                     assert_eq!(a.bytes(first, last), b.bytes(first, last), "{input:?}");

@@ -189,7 +189,11 @@ fn a_frame_of_tabs_leaves_the_row_it_is_drawn_over() {
         assert_eq!(kept(&input), shown, "{:?}", String::from_utf8_lossy(case));
         assert_ne!(shown[1], "", "{:?}", String::from_utf8_lossy(case));
     }
-    for case in [&b"abc\r   \n"[..], b"ab\r\t\r  \t\n", b"\x1b[1mab\x1b[0m\r    \n"] {
+    for case in [
+        &b"abc\r   \n"[..],
+        b"ab\r\t\r  \t\n",
+        b"\x1b[1mab\x1b[0m\r    \n",
+    ] {
         let input = [warm_up(), case.to_vec(), b"after\n".to_vec()].concat();
         assert_eq!(screen(&input)[1..], ["", "after"], "{case:?}");
         assert_eq!(kept(&input)[1..], ["after"], "{case:?}");

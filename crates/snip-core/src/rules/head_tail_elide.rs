@@ -74,9 +74,9 @@ fn printed_after_frame(t: &[u8], row: &Line, raw: &RawIndex) -> bool {
         return false;
     };
     k > 0
-        && printed(k - 1).split(|&c| c == b'\r').any(|f| {
-            matches!(f.first(), Some(b' ' | b'\t')) && !f.trim_ascii().is_empty()
-        })
+        && printed(k - 1)
+            .split(|&c| c == b'\r')
+            .any(|f| matches!(f.first(), Some(b' ' | b'\t')) && !f.trim_ascii().is_empty())
 }
 
 /// A gap whose lines take fewer bytes than this (ends included) is shown, not elided:
