@@ -294,7 +294,7 @@ pub fn check_accounting(
                 ));
             }
         }
-        if let Err(e) = counts_match_range(m) {
+        if let Err(e) = counts_match_range(m, rendered) {
             errors.push(format!("marker {:?}: {e}", m.what));
         }
         if let Some(r) = marker_range(m, &lines) {
@@ -358,15 +358,20 @@ pub fn check_accounting(
 /// lines of its `lines` range, and the bytes (`(B bytes)`, `(N lines, B bytes)`) are
 /// the length of its `bytes` range. Checked on rendered text too, where kept rows are
 /// not the original's bytes: a marker cannot say it hides fewer lines than its range
-/// names. (Which rendered rows a marker stands for is not checked: the renderer's
-/// row-to-line attribution is internal to snip-core, see the crate docs.)
-fn counts_match_range(m: &ParsedMarker) -> Result<(), String> {
+/// names. A repeat count (`repeated N more times`) counts repeated rows: on rendered
+/// text their range also holds the lines of the frames drawn over them, so it is held
+/// to its range on plain text only. (Which rendered rows a marker stands for is not
+/// checked: the renderer's row-to-line attribution is internal to snip-core, see the
+/// crate docs.)
+fn counts_match_range(m: &ParsedMarker, rendered: bool) -> Result<(), String> {
     let what = m.what.split(", ").next().unwrap_or("");
     let num = |s: &str| s.replace(',', "").parse::<u64>().ok();
     // `N lines`/`N line`/`N similar lines` before the parenthesis, or `(N lines, B bytes)`.
     let (mut stated_lines, mut stated_bytes) = (None, None);
     if let Some(rest) = what.strip_prefix("previous line repeated ") {
-        stated_lines = rest.split(' ').next().and_then(num);
+        if !rendered {
+            stated_lines = rest.split(' ').next().and_then(num);
+        }
     } else if let Some(open) = what.find(" (") {
         let head = &what[..open];
         let inner = what[open + 2..].split(')').next().unwrap_or("");
