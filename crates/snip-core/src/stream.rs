@@ -32,7 +32,7 @@
 //!
 //! Like the pipeline, the stream leaves alone what snip already did: a stream that
 //! ends under the budget and is a rendering snip made (it ends with the lossless
-//! footer, [`crate::rule::lossless_rules_ran`], decided on the whole input) is read
+//! footer, `rule::lossless_rules_ran`, decided on the whole input) is read
 //! again with its runs of identical lines kept as they are, so snip's output fed back
 //! through a pipe comes out unchanged.
 
