@@ -521,3 +521,18 @@ fn a_gap_after_a_kept_traceback_end_names_the_redrawn_rows_it_elides() {
         }
     }
 }
+
+/// Found by the `compress` target (a 114 KB input at 1,536 bytes, minimised to 1,464
+/// bytes at 1,024): a rendering whose rows were redrawn so often that one row shows
+/// writes of every original line. The first gap marker then names all of them (`lines
+/// 1-49`), later gaps have no line left to name and their rows are shown, so the first
+/// pass ends over the budget (1,382 bytes at 1,024); a second pass reads plain rows and
+/// elides them. Open: the rows a gap cannot name are not counted against the budget.
+#[test]
+#[ignore = "open: on rendered text, rows no gap can name are shown past the budget, and a second pass elides them"]
+fn rows_no_gap_can_name_do_not_leave_the_output_over_the_budget() {
+    let (cfg, input) = split(include_bytes!(
+        "regressions/idempotence-rendered-gap-names-every-line-1024.bin"
+    ));
+    assert_idempotent(input, cfg.max_bytes);
+}
