@@ -10,7 +10,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snip_core::Config;
 use std::sync::OnceLock;
 
 fn store() -> &'static snip_testkit::TempStore {
@@ -26,15 +25,13 @@ fn skip(what: &str) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&b, input)) = data.split_first() else {
+    // The budget from the first byte, from the smallest a user can set
+    // (`MIN_MAX_BYTES`): below it the kept last traceback end and salient lines may not
+    // fit, so idempotence is not promised there. The same function reads the findings
+    // replayed by snip-testkit's `fuzz_found.rs`.
+    let Some((cfg, input)) = snip_testkit::fuzz_input::compress(data) else {
         return;
     };
-    // The smallest budget a user can set (`SNIP_MAX_BYTES`, and every part of
-    // `compress_parts`) is `MIN_MAX_BYTES`; below it the kept last traceback end and
-    // salient lines may not fit, so idempotence is not promised there (pinned, ignored,
-    // in snip-testkit's `fuzz_found.rs`).
-    let budget = snip_core::config::MIN_MAX_BYTES + (b as usize) * 64; // 1 KiB .. ~17 KiB
-    let cfg = Config::with_budget(budget);
     let s = &store().handle;
     let a = snip_store::compress_recorded(input, &cfg, s, "fuzz");
     assert!(a.failed_open.is_none(), "failed open: {:?}", a.failed_open);

@@ -31,12 +31,11 @@ fn run(input: &[u8], cfg: &Config, seed: u8) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let [b, seed, input @ ..] = data else {
+    let Some((cfg, seed, input)) = snip_testkit::fuzz_input::stream(data) else {
         return;
     };
-    let cfg = Config::with_budget(128 + (*b as usize) * 64);
     let whole = run(input, &cfg, 0);
-    let chunked = run(input, &cfg, (*seed).max(1));
+    let chunked = run(input, &cfg, seed.max(1));
     assert!(whole == chunked, "chunking changed the output");
     assert!(whole.len() <= input.len() + 4096, "stream output grew past its footer");
 });

@@ -272,8 +272,8 @@ impl Line {
 /// them: every line start of the input, or (for an input reduced to a few pieces) the
 /// start of each piece, from which lines are found by counting newlines.
 pub(crate) enum RawIndex<'a> {
-    /// Every line start.
-    Full { starts: Vec<usize>, len: usize },
+    /// Every line start of `input`.
+    Full { input: &'a [u8], starts: Vec<usize> },
     /// `(line, offset)` anchors, sorted by line: original line `line` (0-based) starts
     /// at byte `offset` of `input`.
     Anchored {
@@ -283,24 +283,21 @@ pub(crate) enum RawIndex<'a> {
 }
 
 impl<'a> RawIndex<'a> {
-    pub(crate) fn new(input: &[u8]) -> RawIndex<'static> {
+    pub(crate) fn new(input: &'a [u8]) -> RawIndex<'a> {
         let mut starts = Vec::with_capacity(input.len() / 48 + 2);
         starts.push(0);
         starts.extend(crate::text::Newlines::new(input).map(|i| i + 1));
-        RawIndex::Full {
-            starts,
-            len: input.len(),
-        }
+        RawIndex::Full { input, starts }
     }
 
-    /// The index of an input of `len` bytes from its line starts (0, then the offset
-    /// after each `\n`, in order), as a scan that already passed every `\n` collected
-    /// them: the same index as [`RawIndex::new`], without a second scan. The last
-    /// start may be left out when it is `len` (after a final `\n`): a start past the
-    /// list reads as the input's end.
-    pub(crate) fn from_starts(starts: Vec<usize>, len: usize) -> RawIndex<'static> {
+    /// The index of `input` from its line starts (0, then the offset after each `\n`,
+    /// in order), as a scan that already passed every `\n` collected them: the same
+    /// index as [`RawIndex::new`], without a second scan. The last start may be left
+    /// out when it is the input's length (after a final `\n`): a start past the list
+    /// reads as the input's end.
+    pub(crate) fn from_starts(input: &'a [u8], starts: Vec<usize>) -> RawIndex<'a> {
         debug_assert_eq!(starts.first(), Some(&0));
-        RawIndex::Full { starts, len }
+        RawIndex::Full { input, starts }
     }
 
     /// The line starts of `lines`, the lines [`Doc::from_raw`] made of an input (0 for
@@ -326,9 +323,11 @@ impl<'a> RawIndex<'a> {
     /// past the last line).
     fn start(&self, line: u32) -> usize {
         match self {
-            RawIndex::Full { starts, len } => {
-                starts.get(line as usize).copied().unwrap_or(*len).min(*len)
-            }
+            RawIndex::Full { input, starts } => starts
+                .get(line as usize)
+                .copied()
+                .unwrap_or(input.len())
+                .min(input.len()),
             RawIndex::Anchored { input, anchors } => {
                 let k = anchors.partition_point(|a| a.0 <= line).saturating_sub(1);
                 let (mut l, base) = anchors[k];
@@ -345,6 +344,18 @@ impl<'a> RawIndex<'a> {
                 input.len()
             }
         }
+    }
+
+    /// The bytes original line `line` (0-based) printed, without its line ending
+    /// (empty past the last line).
+    pub(crate) fn line(&self, line: u32) -> &'a [u8] {
+        let input: &'a [u8] = match self {
+            RawIndex::Full { input, .. } | RawIndex::Anchored { input, .. } => input,
+        };
+        let (s, e) = (self.start(line), self.start(line.saturating_add(1)));
+        let l = &input[s..e.max(s)];
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        l.strip_suffix(b"\r").unwrap_or(l)
     }
 
     /// Original byte range (0-based, half-open) of lines `first..=last` (0-based), with
@@ -373,10 +384,7 @@ mod tests {
             b"x\ny\n",
         ] {
             let starts = RawIndex::starts_of(&Doc::from_raw(input).lines);
-            let (a, b) = (
-                RawIndex::from_starts(starts, input.len()),
-                RawIndex::new(input),
-            );
+            let (a, b) = (RawIndex::from_starts(input, starts), RawIndex::new(input));
             for first in 0..6 {
                 for last in first..6 {
                     assert_eq!(a.bytes(first, last), b.bytes(first, last), "{input:?}");

@@ -99,7 +99,10 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     };
     let (l, mut raw) = match reduced {
         Some(r) => (r.text, Some(r.raw)),
-        None => (lossless(input, 0, config), None),
+        None => (
+            lossless(input, 0, config, crate::rule::lossless_rules_ran(input)),
+            None,
+        ),
     };
     let sparse = raw.is_some();
     let mut rules = l.reports();
@@ -124,7 +127,7 @@ fn run(input: &[u8], config: &Config, store: &mut dyn Retain, may_reduce: bool) 
     };
     if lossy_allowed && (sparse || size > config.max_bytes) {
         let raw = raw.get_or_insert_with(|| match line_starts {
-            Some(s) => RawIndex::from_starts(s, input.len()),
+            Some(s) => RawIndex::from_starts(input, s),
             None => RawIndex::new(input),
         });
         let mut e = Elide {
@@ -272,11 +275,24 @@ impl Lossless<'_> {
 }
 
 /// The lossless text rules on `input`, a piece of an original whose first line is
-/// original line `first_line` (0-based).
-pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
+/// original line `first_line` (0-based); `lossless_ran`: the whole original is a
+/// rendering snip made ([`crate::rule::lossless_rules_ran`]).
+pub(crate) fn lossless<'a>(
+    input: &'a [u8],
+    first_line: u32,
+    config: &Config,
+    lossless_ran: bool,
+) -> Lossless<'a> {
     // Line starts are collected for an input that may need lossy markers.
     let want_starts = first_line == 0 && input.len() > config.max_bytes;
-    lossless_in(Engine::Memory, input, first_line, config, want_starts)
+    lossless_in(
+        Engine::Memory,
+        input,
+        first_line,
+        config,
+        want_starts,
+        lossless_ran,
+    )
 }
 
 /// The lossless rules that run in `engine` on `input`, in table order: all of them in
@@ -288,8 +304,9 @@ pub(crate) fn lossless_in<'a>(
     first_line: u32,
     config: &Config,
     want_starts: bool,
+    lossless_ran: bool,
 ) -> Lossless<'a> {
-    let mut t = Text::new(input, first_line, want_starts);
+    let mut t = Text::new(input, first_line, want_starts, lossless_ran);
     t.strip_whole = engine == Engine::Memory;
     for rule in rules::in_stage(Stage::Lossless) {
         if let Pass::Lossless { apply, .. } = rule.pass {
@@ -311,7 +328,7 @@ pub(crate) fn lossless_in<'a>(
 /// text, e.g. a long JSON string field. `None` when nothing changes. Markers say
 /// `lossless` (they carry no store id).
 pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
-    let mut l = lossless(input, 0, config);
+    let mut l = lossless(input, 0, config, crate::rule::lossless_rules_ran(input));
     if !l.counts.changed() {
         return None;
     }

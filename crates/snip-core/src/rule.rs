@@ -286,12 +286,41 @@ pub(crate) struct Text<'a> {
     /// Every line start of the input, when collected (see
     /// [`crate::doc::RawIndex::from_starts`]).
     pub line_starts: Option<Vec<usize>>,
+    /// The whole input this text is a piece of is a rendering snip made: the lossless
+    /// rules already ran on it (see [`lossless_rules_ran`]), decided once by the
+    /// engine that holds the input's end.
+    pub lossless_ran: bool,
+}
+
+/// Whether `input` is a rendering snip made: its last line (its line ending aside) is
+/// the lossless footer of `terminal-render` or `ansi-strip` (`[snip: removed … ·
+/// terminal-render · …]`). The lossless rules ran on it then, `repeat-collapse`
+/// included, and a run that pass left whole (see `repeat_collapse::apply`) must stay
+/// whole: read again, the rendering no longer says which original lines wrote which
+/// row. Every engine decides this once, on the whole input: the pipeline and the
+/// reduced path before the lossless rules, the stream at its end (see
+/// `crate::stream`).
+pub(crate) fn lossless_rules_ran(input: &[u8]) -> bool {
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    let last = memchr::memrchr(b'\n', body).map_or(body, |k| &body[k + 1..]);
+    if !last.starts_with(b"[snip: removed ") {
+        return false;
+    }
+    std::str::from_utf8(last)
+        .ok()
+        .and_then(crate::marker::parse)
+        .is_some_and(|m| {
+            m.rule == RuleId::TerminalRender.as_str() || m.rule == RuleId::AnsiStrip.as_str()
+        })
 }
 
 impl<'a> Text<'a> {
-    /// The text of `input` before any rule ran.
-    pub fn new(input: &'a [u8], first_line: u32, want_starts: bool) -> Self {
+    /// The text of `input` before any rule ran; `lossless_ran` as
+    /// [`lossless_rules_ran`] said of the whole input.
+    pub fn new(input: &'a [u8], first_line: u32, want_starts: bool, lossless_ran: bool) -> Self {
         Text {
+            lossless_ran,
             input,
             first_line,
             controls: crate::escape::Controls::scan(input),

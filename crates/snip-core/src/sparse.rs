@@ -55,6 +55,8 @@ const SCAN_CHUNK: usize = 1 << 20;
 /// Reduces `input` (see the module docs), or `None` when the full pipeline should run.
 pub(crate) fn reduce<'a>(input: &'a [u8], config: &Config) -> Option<Reduced<'a>> {
     let n = input.len();
+    // Decided once on the whole input, for every piece.
+    let ran = crate::rule::lossless_rules_ran(input);
     // Head window: whole lines, grown until they render to enough text.
     let mut want = config.head_bytes.max(1024).saturating_mul(8);
     let (head_end, head) = loop {
@@ -62,7 +64,7 @@ pub(crate) fn reduce<'a>(input: &'a [u8], config: &Config) -> Option<Reduced<'a>
         if end > n / 4 {
             return None;
         }
-        let l = lossless(&input[..end], 0, config);
+        let l = lossless(&input[..end], 0, config, ran);
         if l.doc.size() >= config.head_bytes.saturating_mul(2) {
             break (end, l);
         }
@@ -76,7 +78,7 @@ pub(crate) fn reduce<'a>(input: &'a [u8], config: &Config) -> Option<Reduced<'a>
         if start < n - n / 4 || start <= head_end {
             return None;
         }
-        let l = lossless(&input[start..], 0, config);
+        let l = lossless(&input[start..], 0, config, ran);
         if l.doc.size() >= config.tail_bytes.saturating_mul(2) {
             break (start, l);
         }
@@ -113,7 +115,7 @@ pub(crate) fn reduce<'a>(input: &'a [u8], config: &Config) -> Option<Reduced<'a>
             out.append(tail);
             break;
         }
-        out.append(lossless(piece, first, config));
+        out.append(lossless(piece, first, config, ran));
         line = first.saturating_add(count_lines(piece));
         at = e;
         anchors.push((line, e));

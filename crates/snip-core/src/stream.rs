@@ -27,7 +27,14 @@
 //! windows are rendered per window, `traceback-keep` does not run, and the original is not
 //! retained (markers say so), since a stream may be far larger than the store's
 //! per-entry cap. Memory: about `WINDOW` × 4 + `max_bytes` + the longest line, with a
-//! line cut every [`LINE_CUT`] bytes.
+//! line cut every [`LINE_CUT`] bytes, and while the stream may still end under the
+//! budget its input up to 4 × `max_bytes` + 64 KiB.
+//!
+//! Like the pipeline, the stream leaves alone what snip already did: a stream that
+//! ends under the budget and is a rendering snip made (it ends with the lossless
+//! footer, `rule::lossless_rules_ran`, decided on the whole input) is read
+//! again with its runs of identical lines kept as they are, so snip's output fed back
+//! through a pipe comes out unchanged.
 
 use crate::doc::{Eol, RawIndex};
 use crate::marker::{Marker, Recovery, RestoreCall};
@@ -122,6 +129,14 @@ pub struct StreamCompressor {
     /// Buffers of lines already elided, for the next lines' text (no allocation per
     /// line once the stream runs).
     spare: Vec<Vec<u8>>,
+    /// The input so far, while the stream may still end under the budget and the
+    /// input is at most [`StreamCompressor::hold_max`] bytes: at its end, a short
+    /// stream that is a rendering snip made is read again with the rules that already
+    /// ran on it left out (see [`StreamCompressor::finish`]).
+    held: Option<Vec<u8>>,
+    /// The whole input is a rendering snip made
+    /// ([`crate::rule::lossless_rules_ran`]): runs of identical lines stay whole.
+    lossless_ran: bool,
 }
 
 /// What a finished stream did, for the ledger.
@@ -174,7 +189,19 @@ impl StreamCompressor {
             folded: Vec::new(),
             hits: Vec::new(),
             spare: Vec::new(),
+            held: Some(Vec::new()),
+            lossless_ran: false,
         }
+    }
+
+    /// The most input bytes held for the end-of-stream check: four budgets and 64 KiB
+    /// (snip's own output ends within the budget, plus the marker credit of a second
+    /// pass; runs the stream collapses may make it longer than what it holds).
+    fn hold_max(&self) -> usize {
+        self.config
+            .max_bytes
+            .saturating_mul(4)
+            .saturating_add(64 << 10)
     }
 
     /// Adds input bytes; writes whatever output is final.
@@ -183,6 +210,14 @@ impl StreamCompressor {
     /// Only errors of `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut dyn Write) -> io::Result<()> {
         self.total += chunk.len() as u64;
+        let (hold_max, buffering) = (self.hold_max(), matches!(self.phase, Phase::Buffering(..)));
+        if let Some(h) = &mut self.held {
+            if h.len() + chunk.len() > hold_max || !buffering {
+                self.held = None;
+            } else {
+                h.extend_from_slice(chunk);
+            }
+        }
         if matches!(self.phase, Phase::Verbatim) {
             out.write_all(&std::mem::take(&mut self.pending))?;
             return out.write_all(chunk);
@@ -237,6 +272,21 @@ impl StreamCompressor {
         if matches!(self.phase, Phase::Verbatim) {
             return Ok(passed_through);
         }
+        // A stream that ends under the budget is held whole: when it is a rendering
+        // snip made, it is read again with the lossless rules' decision made on the
+        // whole input, as in memory (its runs stay as they are). Nothing was written.
+        if let (Phase::Buffering(..), Some(held)) = (&self.phase, &self.held) {
+            if !self.lossless_ran && crate::rule::lossless_rules_ran(held) {
+                let held = self.held.take().expect("matched above");
+                let mut again =
+                    StreamCompressor::with_window(&self.config, self.window_size, self.line_cut);
+                again.lossless_ran = true;
+                again.held = None;
+                again.push(&held, out)?;
+                return again.finish(out);
+            }
+        }
+        self.held = None;
         self.flush_run(out)?;
         match std::mem::replace(&mut self.phase, Phase::Eliding) {
             Phase::Buffering(lines, _) => {
@@ -351,7 +401,14 @@ impl StreamCompressor {
         }
         // The rules the table runs per window, as in memory (escapes stripped line by
         // line); repeats and elision are this engine's, across windows.
-        let l = lossless_in(Engine::Stream, raw, 0, &self.config, false);
+        let l = lossless_in(
+            Engine::Stream,
+            raw,
+            0,
+            &self.config,
+            false,
+            self.lossless_ran,
+        );
         self.counts.merge(&l.counts);
         let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
         let index = (!raw_offsets).then(|| RawIndex::new(raw));
@@ -417,8 +474,8 @@ impl StreamCompressor {
     /// first line and one marker with the count and original line numbers.
     fn repeat(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
         // A piece of a line cut for length (no line ending) is not a line: it never
-        // starts or joins a run.
-        if l.eol == Eol::None {
+        // starts or joins a run. A rendering snip made keeps its runs.
+        if l.eol == Eol::None || self.lossless_ran {
             self.flush_run(out)?;
             return self.feed(l, out);
         }
@@ -530,6 +587,7 @@ impl StreamCompressor {
                 if *size > self.config.max_bytes {
                     let lines = std::mem::take(lines);
                     self.phase = Phase::Eliding;
+                    self.held = None;
                     let mut head = 0usize;
                     let mut in_head = true;
                     for l in lines {

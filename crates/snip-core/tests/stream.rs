@@ -248,3 +248,58 @@ proptest! {
         prop_assert_eq!(String::from_utf8_lossy(&chunked), String::from_utf8_lossy(&whole));
     }
 }
+
+/// The stream with windows of `window` bytes (lines cut at twice that), pushed in
+/// chunks of 97 bytes.
+fn stream_windowed(input: &[u8], cfg: &Config, window: usize) -> Vec<u8> {
+    let mut s = StreamCompressor::with_window(cfg, window, window * 2);
+    let mut out = Vec::new();
+    for c in input.chunks(97) {
+        s.push(c, &mut out).unwrap();
+    }
+    s.finish(&mut out).unwrap();
+    out
+}
+
+/// A rendering snip made (it ends with the lossless footer) fed back through the
+/// stream, as a pipe past the in-memory cap does, comes out unchanged: the stream
+/// decides at its end, on the whole input as the pipeline does, that `repeat-collapse`
+/// already ran, and a run of identical rows the first pass left whole stays whole
+/// (rows saved and restored with the cursor, `ESC 7` … `ESC 8`, then written again).
+/// The stream's own output passes it unchanged too.
+#[test]
+fn a_rendering_snip_made_passes_the_stream_unchanged() {
+    let x = "127.0.0.1 - - [29/Nov/2026 23:50:12] \"GET /healthz HTTP/1.1\" 200 - from cache\n";
+    let y = "worker 3: waiting for the next job from the queue (poll 250 ms, backoff 2x)\n";
+    let mut left_whole = 0;
+    for n in 3..8 {
+        let input = format!(
+            "starting the server on port 8080\n\x1b7{}listening\n{}\x1b8{}done\n",
+            x.repeat(n),
+            y.repeat(n + 1),
+            x.repeat(n)
+        );
+        for cfg in [Config::default(), Config::with_budget(1024)] {
+            let once = snip_core::compress(input.as_bytes(), &cfg, &mut snip_core::NoStore).output;
+            left_whole += usize::from(String::from_utf8_lossy(&once).contains(&y.repeat(3)));
+            for window in [64, 512, WINDOW] {
+                let again = stream_windowed(&once, &cfg, window);
+                assert!(
+                    again == once,
+                    "{n} rows, budget {}, window {window}:\n--- in memory\n{}\n--- streamed\n{}",
+                    cfg.max_bytes,
+                    String::from_utf8_lossy(&once),
+                    String::from_utf8_lossy(&again)
+                );
+                let streamed = stream_windowed(input.as_bytes(), &cfg, window);
+                assert_eq!(
+                    String::from_utf8_lossy(&stream_windowed(&streamed, &cfg, window)),
+                    String::from_utf8_lossy(&streamed),
+                    "{n} rows, budget {}, window {window}",
+                    cfg.max_bytes
+                );
+            }
+        }
+    }
+    assert!(left_whole > 0, "no run was left whole by the first pass");
+}

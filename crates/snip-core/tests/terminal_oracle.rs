@@ -168,3 +168,34 @@ fn the_oracle_sees_what_a_terminal_shows() {
     let input = [warm_up(), b"a12345b\ra\x1b[5Cb\n".to_vec()].concat();
     assert_eq!(kept(&input)[1..], ["a12345b", "a     b"]);
 }
+
+/// A frame of tabs only moves the cursor and writes nothing: a terminal shows the row
+/// it was drawn over, and so does snip (the plain `\r` path and the emulator, which
+/// an escape in the input selects). A frame of spaces as wide as the row erases it
+/// on both (the row shows empty on a terminal; snip drops it).
+#[test]
+fn a_frame_of_tabs_leaves_the_row_it_is_drawn_over() {
+    for case in [
+        &b"build ok\r\t\t\n"[..],
+        b"ab\r\t\n",
+        b"abc\r\t\t\t\t\n",
+        b"step 3 of 9\r\t\r\t\t\n",
+        b"\x1b[1mbuild\x1b[0m ok\r\t\t\n",
+        b"\x1b[32mab\x1b[0m\r\t\t\t\t\n",
+        b"ab\r\t \t\n",
+    ] {
+        let input = [warm_up(), case.to_vec(), b"after\n".to_vec()].concat();
+        let shown = screen(&input);
+        assert_eq!(kept(&input), shown, "{:?}", String::from_utf8_lossy(case));
+        assert_ne!(shown[1], "", "{:?}", String::from_utf8_lossy(case));
+    }
+    for case in [
+        &b"abc\r   \n"[..],
+        b"ab\r\t\r  \t\n",
+        b"\x1b[1mab\x1b[0m\r    \n",
+    ] {
+        let input = [warm_up(), case.to_vec(), b"after\n".to_vec()].concat();
+        assert_eq!(screen(&input)[1..], ["", "after"], "{case:?}");
+        assert_eq!(kept(&input)[1..], ["after"], "{case:?}");
+    }
+}

@@ -20,7 +20,9 @@
 //!   the cursor must be at the end of the original. When a lossless footer says the
 //!   text was rendered (`terminal-render`, `ansi-strip`), kept lines are no longer the
 //!   original's bytes, so only the markers are checked: ranges in order, disjoint, in
-//!   bounds.
+//!   bounds. Which rendered rows a marker stands for is not checked: the renderer's
+//!   attribution of rows to original lines (`Line::src_first`/`src_last`) is internal
+//!   to snip-core and no public call returns it.
 //! - **JSON** (the output, or each of its lines, parses as JSON): markers sit inside
 //!   string values; their ranges must be disjoint and in bounds. The output is walked
 //!   in order against a cursor in the original: between markers it must be the
@@ -33,7 +35,10 @@
 //!   lossless whole change) is checked as such. When a string was rewritten by the
 //!   lossless text rules (its footer says `terminal-render`, `ansi-strip` or
 //!   `repeat-collapse`), only the markers are checked.
-//! - **Always**: every marker that quotes a restore call restores, page by page,
+//! - **Always**: the counts a marker states are those of its ranges (`N lines` the
+//!   lines of its `lines` range, `B bytes` the length of its `bytes` range), so a
+//!   marker cannot say it hides less than it names, on rendered text too; and every
+//!   marker that quotes a restore call restores, page by page,
 //!   exactly the bytes it says it stands for: its byte range of the original, its line
 //!   range, or (with `field`) its range of the decoded JSON string at that pointer.
 //!
@@ -113,6 +118,81 @@ pub fn compress_and_check(
     }
     let checked = check_accounting(input, &outcome.output, store)?;
     Ok((outcome.output, checked))
+}
+
+/// Compresses `input` at each of `budgets` (bytes, [`snip_core::Config::with_budget`])
+/// and checks what every fixture, property and fuzz finding is held to: the output is
+/// accounted for ([`check_accounting`], restores answered by a fresh real store), the
+/// same input gives the same bytes again, and compressing the output again (without a
+/// store, as the `compress` fuzz target does) changes nothing. Returns the outputs, one
+/// per budget, in order.
+///
+/// # Errors
+/// The first budget that fails, with what failed (the accounting violations, or both
+/// passes' outputs).
+pub fn accounted_and_idempotent(
+    input: &[u8],
+    budgets: impl IntoIterator<Item = usize>,
+) -> Result<Vec<Vec<u8>>, String> {
+    let store = TempStore::new();
+    let mut outputs = Vec::new();
+    for budget in budgets {
+        let cfg = snip_core::Config::with_budget(budget);
+        let (once, _) = compress_and_check(input, &cfg, &store.handle)
+            .map_err(|e| format!("budget {budget}: {e}"))?;
+        let again = snip_store::compress_recorded(input, &cfg, &store.handle, "testkit");
+        if again.output != once {
+            return Err(format!("budget {budget}: not deterministic"));
+        }
+        let twice = snip_core::compress(&once, &cfg, &mut snip_core::NoStore);
+        if twice.output != once {
+            return Err(format!(
+                "budget {budget}: not idempotent ({} bytes, then {}; rules {:?})\n--- once\n{}\n--- twice\n{}",
+                once.len(),
+                twice.output.len(),
+                twice.rules.iter().map(|r| r.id.to_string()).collect::<Vec<_>>(),
+                String::from_utf8_lossy(&once),
+                String::from_utf8_lossy(&twice.output)
+            ));
+        }
+        outputs.push(once);
+    }
+    Ok(outputs)
+}
+
+/// The fuzz targets' input forms (`fuzz/fuzz_targets/`), shared with the tests that
+/// replay their findings (`tests/fuzz_found.rs`), so that a finding is replayed at the
+/// budget it was found at.
+pub mod fuzz_input {
+    use snip_core::Config;
+
+    /// The `compress` target's budget for its first byte `b`: `MIN_MAX_BYTES + b * 64`
+    /// bytes (1,024 to 17,344), the settable range.
+    pub fn compress_budget(b: u8) -> usize {
+        snip_core::config::MIN_MAX_BYTES + usize::from(b) * 64
+    }
+
+    /// A `compress` target input (a budget byte, then the tool output) as the budget's
+    /// config and the tool output; `None` when empty.
+    pub fn compress(data: &[u8]) -> Option<(Config, &[u8])> {
+        let (&b, input) = data.split_first()?;
+        Some((Config::with_budget(compress_budget(b)), input))
+    }
+
+    /// The `stream` target's budget for its first byte `b`: `128 + b * 64` bytes (128
+    /// to 16,448; the stream engine takes budgets under the settable minimum).
+    pub fn stream_budget(b: u8) -> usize {
+        128 + usize::from(b) * 64
+    }
+
+    /// A `stream` target input (a budget byte, a chunking seed byte, then the stream)
+    /// as the budget's config, the seed and the stream; `None` when under two bytes.
+    pub fn stream(data: &[u8]) -> Option<(Config, u8, &[u8])> {
+        let [b, seed, input @ ..] = data else {
+            return None;
+        };
+        Some((Config::with_budget(stream_budget(*b)), *seed, input))
+    }
 }
 
 /// One marker found in an output: where its line starts in the output (text) and
@@ -214,6 +294,9 @@ pub fn check_accounting(
                 ));
             }
         }
+        if let Err(e) = counts_match_range(m, rendered) {
+            errors.push(format!("marker {:?}: {e}", m.what));
+        }
         if let Some(r) = marker_range(m, &lines) {
             if r.0 > r.1 || r.1 > original.len() as u64 {
                 errors.push(format!(
@@ -267,6 +350,69 @@ pub fn check_accounting(
     } else {
         Err(errors.join("\n"))
     }
+}
+
+/// The counts a marker's `what` states, against its own ranges: the lines it says it
+/// elides (`N lines (B bytes) elided`, `N similar lines`, `(N lines, B bytes)`,
+/// `F traceback frames (N lines)`, `previous line repeated N more times`) are the
+/// lines of its `lines` range, and the bytes (`(B bytes)`, `(N lines, B bytes)`) are
+/// the length of its `bytes` range. Checked on rendered text too, where kept rows are
+/// not the original's bytes: a marker cannot say it hides fewer lines than its range
+/// names. A repeat count (`repeated N more times`) counts repeated rows: on rendered
+/// text their range also holds the lines of the frames drawn over them, so it is held
+/// to its range on plain text only. (Which rendered rows a marker stands for is not
+/// checked: the renderer's row-to-line attribution is internal to snip-core, see the
+/// crate docs.)
+fn counts_match_range(m: &ParsedMarker, rendered: bool) -> Result<(), String> {
+    let what = m.what.split(", ").next().unwrap_or("");
+    let num = |s: &str| s.replace(',', "").parse::<u64>().ok();
+    // `N lines`/`N line`/`N similar lines` before the parenthesis, or `(N lines, B bytes)`.
+    let (mut stated_lines, mut stated_bytes) = (None, None);
+    if let Some(rest) = what.strip_prefix("previous line repeated ") {
+        if !rendered {
+            stated_lines = rest.split(' ').next().and_then(num);
+        }
+    } else if let Some(open) = what.find(" (") {
+        let head = &what[..open];
+        let inner = what[open + 2..].split(')').next().unwrap_or("");
+        let words: Vec<&str> = head.split(' ').collect();
+        let inner_words: Vec<&str> = inner.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+        match (words.as_slice(), inner_words.as_slice()) {
+            // `F traceback frames (N lines)`
+            (&[_, "traceback", "frames" | "frame"], &[n, "lines" | "line"]) => {
+                stated_lines = num(n);
+            }
+            // `K similar blocks of P lines (N lines, B bytes)`
+            (&[_, "similar", "blocks" | "block", "of", _, "lines"], &[n, _, b, "bytes"]) => {
+                stated_lines = num(n);
+                stated_bytes = num(b);
+            }
+            // `N lines (B bytes)`, `N similar lines (B bytes)`, `N similar lines of S
+            // shapes (B bytes)`
+            (&[n, "lines" | "line", ..] | &[n, "similar", "lines" | "line", ..], &[b, "bytes"]) => {
+                stated_lines = num(n);
+                stated_bytes = num(b);
+            }
+            _ => {}
+        }
+    }
+    if let (Some(n), Some((a, b))) = (stated_lines, m.lines) {
+        if b >= a && n != b - a + 1 {
+            return Err(format!(
+                "says {n} lines, its range is lines {a}-{b} ({})",
+                b - a + 1
+            ));
+        }
+    }
+    if let (Some(n), Some((a, b))) = (stated_bytes, m.bytes) {
+        if b >= a && n != b - a {
+            return Err(format!(
+                "says {n} bytes, its range is bytes {a}-{b} ({})",
+                b - a
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Byte offsets of the original's line starts (1-based lines, `\n`-terminated).

@@ -187,3 +187,49 @@ fn json_shapes_are_tiled_and_restored_exactly() {
         }
     }
 }
+
+/// A marker whose count understates what its range names (`1 line (72 bytes) elided ·
+/// lines 410-450`) is an accounting error on plain and on rendered text, though its
+/// range tiles and its restore call returns that range: the count is checked against
+/// the range. Built by rewriting the count of a real marker.
+#[test]
+fn a_marker_that_understates_its_range_is_rejected() {
+    let store = TempStore::new();
+    let cfg = Config::with_budget(2048);
+    for rendered in [false, true] {
+        let input: String = (0..2000)
+            .map(|i| {
+                let line = format!("step {i} of the build wrote {} objects", i * 37 % 1000);
+                if rendered {
+                    format!("{line}: 0%\r{line}: done\n")
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        let (out, _) = compress_and_check(input.as_bytes(), &cfg, &store.handle)
+            .unwrap_or_else(|e| panic!("rendered {rendered}: {e}"));
+        let text = String::from_utf8(out).expect("utf-8");
+        // A marker that counts many lines (a fold or a gap), its count made 1.
+        let marker = text
+            .lines()
+            .find(|l| {
+                l.starts_with("[snip: ")
+                    && l.contains(" lines (")
+                    && !l.starts_with("[snip: 1 ")
+                    && l.contains(" · lines ")
+            })
+            .unwrap_or_else(|| panic!("rendered {rendered}: no marker of lines in\n{text}"));
+        let count = marker["[snip: ".len()..]
+            .split(' ')
+            .next()
+            .expect("a count");
+        let understated = marker.replacen(&format!("[snip: {count} "), "[snip: 1 ", 1);
+        let forged = text.replacen(marker, &understated, 1);
+        assert_ne!(forged, text);
+        let err =
+            snip_testkit::check_accounting(input.as_bytes(), forged.as_bytes(), &store.handle)
+                .expect_err("an understated count is accepted");
+        assert!(err.contains("says 1 lines"), "rendered {rendered}: {err}");
+    }
+}

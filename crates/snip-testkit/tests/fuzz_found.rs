@@ -1,20 +1,26 @@
 //! Inputs the fuzz harness (`fuzz/`, `scripts/fuzz.sh`) found, kept as regression tests
-//! named after what they pin. Each file is the fuzz target's input: one byte choosing
-//! the budget (`128 + b * 64`), then the tool output.
+//! named after what they pin. Each file is the `compress` target's input: one byte
+//! choosing the budget, then the tool output, read by the function the target reads it
+//! with (`snip_testkit::fuzz_input::compress`: a budget of `MIN_MAX_BYTES + b * 64`
+//! bytes), so a finding is replayed at the budget it was found at.
 
 use snip_core::Config;
+use snip_testkit::fuzz_input::{compress as split_input, compress_budget};
 
+/// A finding's budget and tool output.
 fn split(data: &[u8]) -> (Config, &[u8]) {
-    let (&b, input) = data.split_first().expect("a budget byte");
-    (Config::with_budget(128 + (b as usize) * 64), input)
+    split_input(data).expect("a budget byte")
 }
 
 /// At a budget below the settable minimum the kept last traceback end and the markers
 /// around it overrun the budget; snip's own markers do not count against it on a
-/// second pass, which then changes nothing.
+/// second pass, which then changes nothing. Found when the target's budgets started at
+/// 128 bytes (`128 + 8 * 64`): replayed at that budget, 640 bytes, which the target no
+/// longer draws.
 #[test]
 fn compressing_an_output_again_changes_nothing_on_a_coloured_test_run() {
-    let (cfg, input) = split(include_bytes!("regressions/idempotence-vitest-640.bin"));
+    let data = include_bytes!("regressions/idempotence-vitest-640.bin");
+    let (cfg, input) = (Config::with_budget(640), &data[1..]);
     let once = snip_core::compress(input, &cfg, &mut snip_core::NoStore);
     let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
     if twice.output != once.output {
@@ -69,8 +75,7 @@ fn a_footerless_rendering_without_a_final_newline_is_accounted_for() {
 #[test]
 fn markers_of_a_coloured_test_run_do_not_overlap() {
     let data = include_bytes!("regressions/accounting-vitest-overlap-1536.bin");
-    let (&b, input) = data.split_first().expect("a budget byte");
-    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64);
+    let (cfg, input) = split(data);
     let store = snip_testkit::TempStore::new();
     if let Err(e) = snip_testkit::compress_and_check(input, &cfg, &store.handle) {
         panic!("{e}");
@@ -105,7 +110,7 @@ fn markers_of_rows_redrawn_in_place_do_not_overlap() {
     }
     input.extend_from_slice(b"Tests 4 failed | 56 passed (60)\n");
     for b in 0..16 {
-        let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + b * 64);
+        let cfg = Config::with_budget(compress_budget(b));
         let store = snip_testkit::TempStore::new();
         let (out, _) = snip_testkit::compress_and_check(&input, &cfg, &store.handle)
             .unwrap_or_else(|e| panic!("budget {}: {e}", cfg.max_bytes));
@@ -237,25 +242,12 @@ fn a_rendering_that_parses_as_json_is_checked_as_text() {
     assert_eq!(out, b"5138");
 }
 
-/// The first pass through a real store (accounting checked), the second without one,
-/// as the `compress` fuzz target does: the second changes nothing.
-fn assert_idempotent(input: &[u8], cfg: &Config) {
-    let store = snip_testkit::TempStore::new();
-    let (once, _) = snip_testkit::compress_and_check(input, cfg, &store.handle)
-        .unwrap_or_else(|e| panic!("budget {}: {e}", cfg.max_bytes));
-    let twice = snip_core::compress(&once, cfg, &mut snip_core::NoStore);
-    assert!(
-        twice.output == once,
-        "budget {}: not idempotent: {} bytes, then {} ({:?})",
-        cfg.max_bytes,
-        once.len(),
-        twice.output.len(),
-        twice
-            .rules
-            .iter()
-            .map(|r| r.id.to_string())
-            .collect::<Vec<_>>()
-    );
+/// Accounted for (a real store), deterministic, and unchanged by a second pass at
+/// `budget`, as the `compress` fuzz target checks.
+fn assert_idempotent(input: &[u8], budget: usize) {
+    if let Err(e) = snip_testkit::accounted_and_idempotent(input, [budget]) {
+        panic!("{e}");
+    }
 }
 
 /// Found by the `compress` target (budget 1,536 bytes): a coloured CRLF diff whose
@@ -266,9 +258,8 @@ fn assert_idempotent(input: &[u8], cfg: &Config) {
 #[test]
 fn compressing_a_diff_shortened_to_no_header_again_changes_nothing() {
     let data = include_bytes!("regressions/idempotence-colour-diff-crlf-1536.bin");
-    let (&b, input) = data.split_first().expect("a budget byte");
-    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64);
-    assert_idempotent(input, &cfg);
+    let (cfg, input) = split(data);
+    assert_idempotent(input, cfg.max_bytes);
 }
 
 /// The same class built here: `git log -p` of commits whose one hunk each is larger
@@ -293,8 +284,7 @@ fn compressing_a_log_with_every_hunk_elided_again_changes_nothing() {
         }
     }
     for b in [0, 4, 16] {
-        let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + b * 64);
-        assert_idempotent(input.as_bytes(), &cfg);
+        assert_idempotent(input.as_bytes(), compress_budget(b));
     }
 }
 
@@ -323,11 +313,10 @@ fn a_footerless_rendering_that_reads_as_json_is_accounted_for() {
 /// missing final line ending only for an original without one.
 #[test]
 fn a_footerless_rendering_whose_last_row_has_no_line_ending_is_accounted_for() {
-    let (_, input) = split(include_bytes!(
+    let (cfg, input) = split(include_bytes!(
         "regressions/footerless-last-row-no-eol-1536.bin"
     ));
     let store = snip_testkit::TempStore::new();
-    let cfg = Config::with_budget(1536);
     let (out, checked) = snip_testkit::compress_and_check(input, &cfg, &store.handle)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(checked.markers, 0, "{}", String::from_utf8_lossy(&out));
@@ -353,11 +342,10 @@ fn frames_and_a_collapsed_run_are_never_shown_without_the_rendering_footer() {
         changed += usize::from(out != input.as_bytes());
     }
     assert!(changed > 0, "no input changed");
-    let (_, input) = split(include_bytes!(
+    let (cfg, input) = split(include_bytes!(
         "regressions/footerless-with-repeat-collapse-1536.bin"
     ));
-    snip_testkit::compress_and_check(input, &Config::with_budget(1536), &store.handle)
-        .unwrap_or_else(|e| panic!("{e}"));
+    snip_testkit::compress_and_check(input, &cfg, &store.handle).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Found by the `compress` target: on rendered text a row's line range covers every
@@ -367,8 +355,7 @@ fn frames_and_a_collapsed_run_are_never_shown_without_the_rendering_footer() {
 #[test]
 fn repeated_rendered_rows_get_disjoint_markers() {
     let data = include_bytes!("regressions/repeat-collapse-rendered-rows-6464.bin");
-    let (&b, input) = data.split_first().expect("a budget byte");
-    let cfg = Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64);
+    let (cfg, input) = split(data);
     let store = snip_testkit::TempStore::new();
     let (out, checked) = snip_testkit::compress_and_check(input, &cfg, &store.handle)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -385,11 +372,8 @@ fn repeated_rendered_rows_get_disjoint_markers() {
 #[test]
 fn a_run_left_whole_on_a_rendering_stays_whole_on_a_second_pass() {
     let data = include_bytes!("regressions/repeat-collapse-run-left-on-rendering-1536.bin");
-    let (&b, input) = data.split_first().expect("a budget byte");
-    assert_idempotent(
-        input,
-        &Config::with_budget(snip_core::config::MIN_MAX_BYTES + (b as usize) * 64),
-    );
+    let (cfg, input) = split(data);
+    assert_idempotent(input, cfg.max_bytes);
     // The same shape built here: a run of rows, another run below it, then the cursor
     // restored to the first run's top and its rows written again.
     let x = "127.0.0.1 - - [29/Nov/2026 23:50:12] \"GET /healthz HTTP/1.1\" 200 - from cache\n";
@@ -402,11 +386,10 @@ fn a_run_left_whole_on_a_rendering_stays_whole_on_a_second_pass() {
             y.repeat(n + 1),
             x.repeat(n)
         );
-        for cfg in [Config::default(), Config::with_budget(1024)] {
-            assert_idempotent(input.as_bytes(), &cfg);
-            let store = snip_testkit::TempStore::new();
-            let (out, _) = snip_testkit::compress_and_check(input.as_bytes(), &cfg, &store.handle)
-                .unwrap_or_else(|e| panic!("{e}"));
+        let budgets = [Config::default().max_bytes, 1024];
+        let outputs = snip_testkit::accounted_and_idempotent(input.as_bytes(), budgets)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for out in outputs {
             left_whole += usize::from(String::from_utf8_lossy(&out).contains(&y.repeat(3)));
         }
     }
@@ -533,8 +516,23 @@ fn a_gap_after_a_kept_traceback_end_names_the_redrawn_rows_it_elides() {
         (250, 24, 50, 12),
     ] {
         let input = redrawn_log_with_a_traceback_at_its_end(lines, up, cleanup, keep);
-        for budget in (1024..=4096).step_by(256) {
-            assert_idempotent(&input, &Config::with_budget(budget));
+        if let Err(e) = snip_testkit::accounted_and_idempotent(&input, (1024..=4096).step_by(256)) {
+            panic!("{lines} lines, {up} up: {e}");
         }
     }
+}
+
+/// Found by the `compress` target (a 114 KB input at 1,536 bytes, minimised to 1,464
+/// bytes at 1,024): a rendering whose rows were redrawn so often that one row shows
+/// writes of every original line. The first gap marker then names all of them (`lines
+/// 1-49`), later gaps have no line left to name and their rows are shown, so the first
+/// pass ends over the budget (1,382 bytes at 1,024); a second pass reads plain rows and
+/// elides them. Open: the rows a gap cannot name are not counted against the budget.
+#[test]
+#[ignore = "open: on rendered text, rows no gap can name are shown past the budget, and a second pass elides them"]
+fn rows_no_gap_can_name_do_not_leave_the_output_over_the_budget() {
+    let (cfg, input) = split(include_bytes!(
+        "regressions/idempotence-rendered-gap-names-every-line-1024.bin"
+    ));
+    assert_idempotent(input, cfg.max_bytes);
 }

@@ -6,7 +6,7 @@
 //! ranges tile the original, every restore call returns its range).
 
 use snip_core::Config;
-use snip_testkit::{compress_and_check, TempStore};
+use snip_testkit::{accounted_and_idempotent, compress_and_check, TempStore};
 
 fn check(input: &str, cfg: &Config) -> String {
     let store = TempStore::new();
@@ -180,22 +180,10 @@ fn folded_outputs_are_idempotent_and_deterministic() {
             s.push_str("something else entirely happened here\n");
         }
     }
-    for budget in [1024usize, 4096, 24_576] {
-        let cfg = Config::with_budget(budget);
-        let once = snip_core::compress(s.as_bytes(), &cfg, &mut snip_core::NoStore);
-        let again = snip_core::compress(s.as_bytes(), &cfg, &mut snip_core::NoStore);
-        assert_eq!(once.output, again.output);
-        assert!(
-            once.output.len() <= budget,
-            "{budget}: {}",
-            once.output.len()
-        );
-        let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
-        assert!(
-            twice.output == once.output,
-            "{budget}: not idempotent\n{}",
-            String::from_utf8_lossy(&twice.output)
-        );
+    let budgets = [1024usize, 4096, 24_576];
+    let outputs = accounted_and_idempotent(s.as_bytes(), budgets).unwrap_or_else(|e| panic!("{e}"));
+    for (out, budget) in outputs.iter().zip(budgets) {
+        assert!(out.len() <= budget, "{budget}: {}", out.len());
     }
 }
 
@@ -237,23 +225,15 @@ fn tiny_budgets_are_idempotent() {
         s.push_str(&format!("ERROR job-{i:05}: exit status {}\n", i % 3));
     }
     inputs.push(s.into_bytes());
+    let budgets = [640usize, 704, 832, 1024, 2048, 4096];
     for input in &inputs {
-        for budget in [640usize, 704, 832, 1024, 2048, 4096] {
-            let cfg = Config::with_budget(budget);
-            let once = snip_core::compress(input, &cfg, &mut snip_core::NoStore);
-            let twice = snip_core::compress(&once.output, &cfg, &mut snip_core::NoStore);
-            assert!(
-                twice.output == once.output,
-                "{budget}: not idempotent\n--- once\n{}\n--- twice\n{}",
-                String::from_utf8_lossy(&once.output),
-                String::from_utf8_lossy(&twice.output)
-            );
+        let outputs = accounted_and_idempotent(input, budgets).unwrap_or_else(|e| panic!("{e}"));
+        for (out, budget) in outputs.iter().zip(budgets) {
             // Frames are rendered once: no `\r` glued into a line of the output.
-            let glued = once
-                .output
+            let glued = out
                 .split(|&b| b == b'\n')
                 .any(|l| l.strip_suffix(b"\r").unwrap_or(l).contains(&b'\r'));
-            assert!(!glued || once.output == *input, "{budget}: raw frames left");
+            assert!(!glued || out == input, "{budget}: raw frames left");
         }
     }
 }
@@ -317,8 +297,10 @@ fn a_distinct_error_line_in_a_repeated_block_stays() {
         };
         s.push_str(&diagnostic(n, message));
     }
-    let cfg = Config::default();
-    let out = check(&s, &cfg);
+    let out = accounted_and_idempotent(s.as_bytes(), [Config::default().max_bytes])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .remove(0);
+    let out = String::from_utf8(out).expect("utf-8");
     assert!(
         out.contains("mismatched types: expected `usize`, found `i64`"),
         "{out}"
@@ -332,9 +314,6 @@ fn a_distinct_error_line_in_a_repeated_block_stays() {
         folds[0]
     );
     assert!(out.len() < 4096, "{} bytes\n{out}", out.len());
-    // Compressing again changes nothing.
-    let twice = snip_core::compress(out.as_bytes(), &cfg, &mut snip_core::NoStore);
-    assert_eq!(String::from_utf8_lossy(&twice.output), out);
 }
 
 /// Line templates for built repeated blocks: `{}` takes a number, some lines are
@@ -407,10 +386,8 @@ proptest::proptest! {
         }
         lines.push("error: aborting due to previous errors".into());
         let input = lines.join("\n") + "\n";
-        let cfg = Config::with_budget(budget);
-        let out = check(&input, &cfg);
-        let twice = snip_core::compress(out.as_bytes(), &cfg, &mut snip_core::NoStore);
-        proptest::prop_assert_eq!(String::from_utf8_lossy(&twice.output), out.as_str());
+        let checked = accounted_and_idempotent(input.as_bytes(), [budget]);
+        proptest::prop_assert!(checked.is_ok(), "{}", checked.err().unwrap_or_default());
     }
 }
 

@@ -188,3 +188,85 @@ fn no_marker_is_longer_than_what_it_removes() {
         }
     }
 }
+
+/// `n` log lines of varied words (not folded), an error line among every 25, so
+/// that islands compete for the salient room.
+fn varied_log(s: &mut String, from: usize, n: usize) {
+    const WORDS: [&str; 16] = [
+        "alpha", "fetch", "index", "merge", "queue", "proxy", "shard", "token", "cache", "build",
+        "delta", "route", "table", "write", "sweep", "lease",
+    ];
+    let mut seed = 0x2545_f491_u32.wrapping_add(from as u32);
+    let mut word = move || {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        WORDS[(seed >> 16) as usize % WORDS.len()]
+    };
+    for i in from..from + n {
+        let (a, b, c) = (word(), word(), word());
+        if i % 25 == 7 {
+            s.push_str(&format!("{a} {b}: error: {c} {i} failed to {a}\n"));
+        } else {
+            s.push_str(&format!("{a} {b} /srv/{c}/part{i}.bin\n"));
+        }
+    }
+}
+
+/// A traceback's end in the middle of a varied log, after rendering wrote other text
+/// over the row above it: the cursor moved back up over the traceback (`ESC[nA`), a
+/// saved position restored (`ESC 7`/`ESC 8`, `ESC[s`/`ESC[u`), a `\r` redraw of the
+/// last frame's code line. The row above the exception line is then not indented,
+/// yet the tool printed the exception right after a frame: it is the last traceback
+/// end and shows at every budget.
+#[test]
+fn the_last_traceback_end_shows_whatever_the_rendering_wrote_above_it() {
+    let exc = "KeyError: 'rate_limit'";
+    let frames = |s: &mut String| {
+        s.push_str("Traceback (most recent call last):\n");
+        for d in 0..3 {
+            s.push_str(&format!(
+                "  File \"/srv/app/calc.py\", line {}, in parse_{d}\n    value = self.parse_{}()\n",
+                20 + d,
+                d + 1
+            ));
+        }
+    };
+    // What goes between the frames and the log after the traceback.
+    let shapes: [(&str, String); 5] = [
+        (
+            "cursor up over the code row",
+            format!("{exc}\n\x1b[2Aretrying in 5s\x1b[K\x1b[2B\r"),
+        ),
+        (
+            "cursor up over frame and code rows",
+            format!("{exc}\n\x1b[3Aattempt 2 of 3\x1b[K\nwaiting\x1b[K\n\n"),
+        ),
+        (
+            "ESC 7 / ESC 8",
+            format!("\x1b7    value = 1\n{exc}\n\x1b8status: failed\x1b[K\n\n"),
+        ),
+        (
+            "ESC[s / ESC[u",
+            format!("\x1b[s    total = 0\n{exc}\n\x1b[ucleanup done\x1b[K\n\n"),
+        ),
+        (
+            "\\r redraw of the code row",
+            format!("    value = 1\r\x1b[Kretry 1/3\n{exc}\n"),
+        ),
+    ];
+    for (name, between) in &shapes {
+        for (before, after) in [(300, 600), (900, 120)] {
+            let mut s = String::new();
+            varied_log(&mut s, 0, before);
+            frames(&mut s);
+            s.push_str(between);
+            varied_log(&mut s, before, after);
+            for budget in (1024..=8192).step_by(512) {
+                let out = check(&s, &Config::with_budget(budget));
+                assert!(
+                    out.contains(&format!("{exc}\n")),
+                    "{name}, {before}+{after} lines, budget {budget}:\n{out}"
+                );
+            }
+        }
+    }
+}

@@ -33,21 +33,50 @@ pub(crate) use budget::{pass, within_budget};
 /// Island priority of a traceback's last line, above every salient word's.
 const EXCEPTION_PRIORITY: u8 = 4;
 
-/// Whether `t` ends a traceback: `ValueError: …` or `pkg.mod.SomeException` (a name
-/// ending in `Error`, `Exception`, `Interrupt` or `Exit`, then `:` or nothing) right
-/// after an indented line (a frame or its code).
-fn ends_traceback(t: &[u8], prev: Option<&[u8]>) -> bool {
-    if !prev.is_some_and(|p| matches!(p.first(), Some(b' ' | b'\t'))) {
-        return false;
-    }
+/// The exception name `t` starts with, when it reads as a traceback's last line:
+/// `ValueError: …` or `pkg.mod.SomeException` (a name ending in `Error`, `Exception`,
+/// `Interrupt` or `Exit`, then `:` or nothing).
+fn exception_name(t: &[u8]) -> Option<&[u8]> {
     let name = &t[..t.iter().position(|&c| c == b':').unwrap_or(t.len())];
-    name.first().is_some_and(u8::is_ascii_alphabetic)
+    let named = name.first().is_some_and(u8::is_ascii_alphabetic)
         && name
             .iter()
             .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
         && [&b"Error"[..], b"Exception", b"Interrupt", b"Exit"]
             .iter()
-            .any(|e| name.ends_with(e))
+            .any(|e| name.ends_with(e));
+    named.then_some(name)
+}
+
+/// Whether `t` ends a traceback: an exception line (see [`exception_name`]) right
+/// after an indented line (a frame or its code).
+fn ends_traceback(t: &[u8], prev: Option<&[u8]>) -> bool {
+    prev.is_some_and(|p| matches!(p.first(), Some(b' ' | b'\t'))) && exception_name(t).is_some()
+}
+
+/// Whether the exception line `t`, shown on `row`, was printed right after an indented
+/// line, whatever the rendering left on the row above it: a cursor move, a `\r` redraw
+/// or a restored cursor position may have written other text over the frame's row.
+/// The row shows writes of original lines `src_first..=src_last`; the last few of
+/// them are searched for the one that printed the exception's name, and the line
+/// printed before that one is read as the tool wrote it (escapes removed): indented
+/// in any of its `\r` frames.
+fn printed_after_frame(t: &[u8], row: &Line, raw: &RawIndex) -> bool {
+    let Some(name) = exception_name(t) else {
+        return false;
+    };
+    let printed = |k: u32| crate::escape::strip(raw.line(k));
+    let lo = row.src_first.max(row.src_last.saturating_sub(8));
+    let Some(k) = (lo..=row.src_last)
+        .rev()
+        .find(|&k| memchr::memmem::find(&printed(k), name).is_some())
+    else {
+        return false;
+    };
+    k > 0
+        && printed(k - 1)
+            .split(|&c| c == b'\r')
+            .any(|f| matches!(f.first(), Some(b' ' | b'\t')) && !f.trim_ascii().is_empty())
 }
 
 /// A gap whose lines take fewer bytes than this (ends included) is shown, not elided:
@@ -90,7 +119,7 @@ pub(crate) fn apply_from(
         let Some(mid) = middle(src, &head, &tail) else {
             return false;
         };
-        let (middle, cut, cands) = candidates(doc, mid, &head, &tail, cut_lines, eol);
+        let (middle, cut, cands) = candidates(doc, mid, &head, &tail, cut_lines, eol, raw);
         let (mut keep, used, forced) = islands(doc, &middle, &cut, &cands, &cfg);
         exception_frames(doc, &middle, &cut, &cands, &mut keep, used, &cfg);
         let parts = Parts {
@@ -273,6 +302,7 @@ fn candidates(
     tail: &Tail,
     cut_lines: bool,
     eol: Eol,
+    raw: &RawIndex,
 ) -> (Vec<Line>, Vec<bool>, Vec<Cand>) {
     // Salient candidates in the middle, as (priority, line, offset of the first word
     // of that priority): one scan over the middle's bytes (lines are in buffer order),
@@ -348,14 +378,17 @@ fn candidates(
     }
     // The line that ends a traceback (its exception) goes first: with a small island
     // budget, keeping a traceback's header and losing its cause is the worst choice.
+    // It is one when it follows an indented row, or (rendered text, where a redraw may
+    // have written over the rows above it) when the tool printed it after one.
     for c in &mut cands {
         let l = &middle[c.1];
+        let t = &doc.buf[l.start..l.end];
         let prev =
             c.1.checked_sub(1)
                 .map(|k| &middle[k])
                 .filter(|p| p.marker.is_none())
                 .map(|p| &doc.buf[p.start..p.end]);
-        if ends_traceback(&doc.buf[l.start..l.end], prev) {
+        if ends_traceback(t, prev) || printed_after_frame(t, l, raw) {
             c.0 = EXCEPTION_PRIORITY;
         }
     }

@@ -89,37 +89,19 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
     (runs, removed)
 }
 
-/// The last line of `input` (its line ending aside) is a lossless footer:
-/// `[snip: removed … · terminal-render · …]` or `… · ansi-strip · …`.
-fn ends_with_lossless_footer(input: &[u8]) -> bool {
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
-    let body = body.strip_suffix(b"\r").unwrap_or(body);
-    let last = memchr::memrchr(b'\n', body).map_or(body, |k| &body[k + 1..]);
-    if !last.starts_with(b"[snip: removed ") {
-        return false;
-    }
-    std::str::from_utf8(last)
-        .ok()
-        .and_then(crate::marker::parse)
-        .is_some_and(|m| {
-            m.rule == RuleId::TerminalRender.as_str() || m.rule == RuleId::AnsiStrip.as_str()
-        })
-}
-
 #[inline]
 fn same(doc: &Doc<'_>, a: &Line, b: &Line) -> bool {
     a.marker.is_none() && b.marker.is_none() && doc.text(a) == doc.text(b)
 }
 
-/// The lossless pass: collapses the runs of the working text, unless the text is a
-/// rendering snip made (it ends with the lossless footer of `terminal-render` or
-/// `ansi-strip`): this pass ran on it then, and a run it left there stays. On rendered
-/// text a run whose removed rows were written by lines an earlier marker already names
-/// is left whole (see [`apply`]); read again, the rendering no longer says which lines
-/// wrote which row, so the run would collapse and a second pass would change the
-/// output.
+/// The lossless pass: collapses the runs of the working text, unless the whole input
+/// is a rendering snip made ([`Text::lossless_ran`]): this pass ran on it then, and a
+/// run it left there stays. On rendered text a run whose removed rows were written by
+/// lines an earlier marker already names is left whole (see [`apply`]); read again,
+/// the rendering no longer says which lines wrote which row, so the run would collapse
+/// and a second pass would change the output.
 pub(crate) fn pass(t: &mut Text<'_>, config: &Config) {
-    if ends_with_lossless_footer(t.input) {
+    if t.lossless_ran {
         return;
     }
     let (runs, repeated) = apply(t.doc(), config);

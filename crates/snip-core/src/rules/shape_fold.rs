@@ -818,7 +818,12 @@ fn marker(
         return None;
     }
     let bytes = raw.bytes(a, b);
-    let count = stretch.len();
+    // The count is of the original lines the range names (what the restore call
+    // returns), as a gap marker's: on rendered text a row may show the writes of many
+    // lines (redraws), and counting rows understated what the marker stands for. The
+    // blocks are counted as shown.
+    let rows = stretch.len();
+    let count = (b - a + 1) as usize;
     let size = bytes.1 - bytes.0;
     let mut what = match shape {
         Shape::One => format!(
@@ -827,8 +832,8 @@ fn marker(
         ),
         Shape::Blocks(p) => format!(
             "{} similar {} of {p} lines ({count} lines, {size} bytes) elided",
-            count / p,
-            if count / p == 1 { "block" } else { "blocks" }
+            rows / p,
+            if rows / p == 1 { "block" } else { "blocks" }
         ),
         Shape::Mixed(s) => format!("{count} similar lines of {s} shapes ({size} bytes) elided"),
     };

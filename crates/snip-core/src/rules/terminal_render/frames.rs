@@ -1,7 +1,6 @@
 //! The fast path for `\r`-only text: frames as slices of the input, no emulator.
 
-use super::stem::{is_blank, same_stem, stem_span};
-use super::term::width;
+use super::stem::{erases, is_blank, same_stem, stem_span};
 use super::Rendered;
 use crate::doc::{Doc, Eol, Line};
 
@@ -40,7 +39,6 @@ pub(super) fn render_frames(
         let (s, e) = stem_span(&input[r.0..r.1]);
         (r.0 + s, r.0 + e)
     };
-    let wide = |r: (usize, usize)| width(&input[r.0..r.1]);
     // Resolves the pending frame as `Term::resolve` does.
     let resolve = |row: &mut Row, frames: &mut u64| {
         let Some(prev) = row.pending.take() else {
@@ -59,7 +57,7 @@ pub(super) fn render_frames(
         let prev_blank = old.0 == prev.1;
         if cur.0 == new.1 {
             // A blank frame: an erase of the row, or skipped; removed either way.
-            if wide(new) >= wide(prev) {
+            if erases(&input[new.0..new.1], &input[prev.0..prev.1]) {
                 row.text = (new.0, new.0);
                 row.erased = true;
             } else {

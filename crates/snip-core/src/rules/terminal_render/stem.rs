@@ -5,6 +5,67 @@ pub(crate) fn is_blank(b: &[u8]) -> bool {
     b.iter().all(|c| c.is_ascii_whitespace())
 }
 
+/// Whether the blank frame `frame` (see [`is_blank`]), drawn from the row's first
+/// column over `old`, leaves nothing of `old` visible: a space writes a blank cell,
+/// while a tab only moves the cursor to the next tab stop (every 8 cells) and other
+/// whitespace moves nothing, so the cells they pass keep what `old` showed there. A
+/// frame of tabs erases nothing; a frame of spaces at least as wide as `old` erases it.
+pub(crate) fn erases(frame: &[u8], old: &[u8]) -> bool {
+    // The cells the frame's spaces write, as sorted half-open column ranges.
+    let mut written: Vec<(usize, usize)> = Vec::new();
+    let mut col = 0usize;
+    for &c in frame {
+        match c {
+            b' ' => match written.last_mut() {
+                Some(r) if r.1 == col => r.1 += 1,
+                _ => written.push((col, col + 1)),
+            },
+            b'\t' => {
+                col = (col / 8 + 1) * 8;
+                continue;
+            }
+            _ => continue,
+        }
+        col += 1;
+    }
+    // Every visible cell of `old` must be one of them (cells are visited left to
+    // right: one pass over the ranges).
+    let mut k = 0usize;
+    let mut covered = |a: usize, b: usize| {
+        while k < written.len() && written[k].1 <= a {
+            k += 1;
+        }
+        written.get(k).is_some_and(|r| r.0 <= a && b <= r.1)
+    };
+    let mut col = 0usize;
+    for chunk in old.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let w = match c {
+                '\t' => {
+                    col = (col / 8 + 1) * 8;
+                    continue;
+                }
+                ' ' => 1,
+                c => {
+                    let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                    if w > 0 && !c.is_whitespace() && !covered(col, col + w) {
+                        return false;
+                    }
+                    w
+                }
+            };
+            col += w;
+        }
+        for _ in chunk.invalid() {
+            if !covered(col, col + 1) {
+                return false;
+            }
+            col += 1;
+        }
+    }
+    true
+}
+
 /// Whether the frame `old`, drawn over by `new` after a `\r`, leaves nothing a
 /// terminal would show: blank, or the same bar (see [`same_bar`]). Otherwise the
 /// rendering keeps `old` on a line of its own.

@@ -1,6 +1,6 @@
 //! The emulator: a window of rows, a cursor, and the escapes that move or erase.
 
-use super::stem::{is_blank, same_bar};
+use super::stem::{erases, is_blank, same_bar};
 use super::Rendered;
 use crate::doc::{Doc, Eol, Line};
 use std::collections::{BTreeMap, VecDeque};
@@ -375,7 +375,7 @@ impl Term {
         let row = self.row();
         if is_blank(&row.text) {
             // A blank frame: an erase of the row, or skipped; removed either way.
-            if width(&row.text) >= width(&p.prev) {
+            if erases(&row.text, &p.prev) {
                 row.text.clear();
                 row.erased = true;
             } else {
