@@ -440,11 +440,20 @@ impl StreamCompressor {
     }
 
     fn flush_run(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        // The run's buffer goes back once emptied: no allocation per line.
         let mut run = std::mem::take(&mut self.run);
+        let r = self.flush_run_of(&mut run, out);
+        run.clear();
+        self.run = run;
+        r
+    }
+
+    fn flush_run_of(&mut self, run: &mut Vec<SLine>, out: &mut dyn Write) -> io::Result<()> {
         let extra = std::mem::take(&mut self.run_extra);
         if run.len() >= self.config.repeat_min.max(2) && (run.len() > 2 || extra > 0) {
-            let rest = run.split_off(1);
-            let first = run.pop().expect("run has a first line");
+            let mut lines = run.drain(..);
+            let first = lines.next().expect("run has a first line");
+            let rest: Vec<SLine> = lines.collect();
             let (a, s) = (rest[0].src.0, rest[0].raw.0);
             let (b, e) = if extra > 0 {
                 self.run_last
@@ -478,7 +487,7 @@ impl StreamCompressor {
                 out,
             );
         }
-        for l in run {
+        for l in run.drain(..) {
             self.feed(l, out)?;
         }
         Ok(())
