@@ -276,7 +276,7 @@ impl Lossless<'_> {
 pub(crate) fn lossless<'a>(input: &'a [u8], first_line: u32, config: &Config) -> Lossless<'a> {
     // Line starts are collected for an input that may need lossy markers.
     let want_starts = first_line == 0 && input.len() > config.max_bytes;
-    lossless_in(Engine::Memory, input, first_line, config, want_starts)
+    lossless_in(Engine::Memory, input, first_line, config, want_starts, None)
 }
 
 /// The lossless rules that run in `engine` on `input`, in table order: all of them in
@@ -288,8 +288,10 @@ pub(crate) fn lossless_in<'a>(
     first_line: u32,
     config: &Config,
     want_starts: bool,
+    scratch: Option<crate::doc::Scratch>,
 ) -> Lossless<'a> {
     let mut t = Text::new(input, first_line, want_starts);
+    t.scratch = scratch;
     t.strip_whole = engine == Engine::Memory;
     for rule in rules::in_stage(Stage::Lossless) {
         if let Pass::Lossless { apply, .. } = rule.pass {

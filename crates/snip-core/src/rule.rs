@@ -286,6 +286,10 @@ pub(crate) struct Text<'a> {
     /// Every line start of the input, when collected (see
     /// [`crate::doc::RawIndex::from_starts`]).
     pub line_starts: Option<Vec<usize>>,
+    /// Emptied buffers (rendered text, line table) a renderer may write into instead
+    /// of allocating: the stream hands each window the last window's, so its memory
+    /// is not given back and faulted in again window after window.
+    pub scratch: Option<crate::doc::Scratch>,
 }
 
 impl<'a> Text<'a> {
@@ -302,6 +306,7 @@ impl<'a> Text<'a> {
             strip_whole: true,
             counts: TextCounts::default(),
             line_starts: None,
+            scratch: None,
         }
     }
 

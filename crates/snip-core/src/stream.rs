@@ -146,6 +146,11 @@ pub struct StreamCompressor {
     /// Buffers of lines already elided, for the next lines' text (no allocation per
     /// line once the stream runs).
     spare: Vec<Vec<u8>>,
+    /// The last rendered window's text and line table, emptied, for the next window's
+    /// rendering, and its line starts: a window's big buffers are not freed (and given
+    /// back to the system) only to be faulted in again for the next one.
+    scratch: Option<crate::doc::Scratch>,
+    starts: Vec<usize>,
 }
 
 /// What a finished stream did, for the ledger.
@@ -198,6 +203,8 @@ impl StreamCompressor {
             folded: Vec::new(),
             hits: Vec::new(),
             spare: Vec::new(),
+            scratch: None,
+            starts: Vec::new(),
         }
     }
 
@@ -377,10 +384,17 @@ impl StreamCompressor {
         }
         // The rules the table runs per window, as in memory (escapes stripped line by
         // line); repeats and elision are this engine's, across windows.
-        let l = lossless_in(Engine::Stream, raw, 0, &self.config, false);
+        let l = lossless_in(
+            Engine::Stream,
+            raw,
+            0,
+            &self.config,
+            false,
+            self.scratch.take(),
+        );
         self.counts.merge(&l.counts);
         let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
-        let index = (!raw_offsets).then(|| RawIndex::new(raw));
+        let index = (!raw_offsets).then(|| RawIndex::new_in(raw, std::mem::take(&mut self.starts)));
         let (bl, bo) = (self.base_line, self.base_off);
         if self.eol.is_none() {
             self.eol = Some(doc.dominant_eol());
@@ -436,6 +450,14 @@ impl StreamCompressor {
         hits.clear();
         self.hits = hits;
         self.keep_lines(win);
+        // The window's buffers, for the next one.
+        if let std::borrow::Cow::Owned(buf) = doc.buf {
+            lines.clear();
+            self.scratch = Some((buf, lines));
+        }
+        if let Some(RawIndex::Full { starts, .. }) = index {
+            self.starts = starts;
+        }
         // A window cut inside a line: the next window's first line is the same line.
         self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
         self.base_off += raw.len() as u64;

@@ -14,8 +14,19 @@ const MAX_PARAM: usize = 1000;
 const WINDOW: usize = 512;
 
 /// [`render_at`](super::render_at) by the full emulator ([`Term`]), whatever the input holds.
+#[cfg(test)]
 pub(super) fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
-    render_term_as(input, first_line, !reaches_back(input))
+    render_term_in(input, first_line, None)
+}
+
+/// [`render_term`], writing the rendered text and lines into `scratch`'s buffers (emptied)
+/// when given.
+pub(super) fn render_term_in(
+    input: &[u8],
+    first_line: u32,
+    scratch: Option<crate::doc::Scratch>,
+) -> Option<Rendered<'static>> {
+    render_term_as(input, first_line, !reaches_back(input), scratch)
 }
 
 /// [`render_term`], told whether the input can take the cursor back to a row it left
@@ -23,8 +34,13 @@ pub(super) fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'sta
 /// the cursor leaves it: it is committed at once, and a line with no control the
 /// emulator acts on (`\r`, ESC, backspace) is copied through as it is, never emulated.
 /// The output is the same either way (tested).
-fn render_term_as(input: &[u8], first_line: u32, forward: bool) -> Option<Rendered<'static>> {
-    let mut t = Term::new(input.len(), first_line);
+fn render_term_as(
+    input: &[u8],
+    first_line: u32,
+    forward: bool,
+    scratch: Option<crate::doc::Scratch>,
+) -> Option<Rendered<'static>> {
+    let mut t = Term::new(input.len(), first_line, scratch);
     t.forward = forward;
     t.run(input);
     let dirty = t.dirty || t.frames_removed > 0;
@@ -155,7 +171,7 @@ const PAD_PER_BYTE: u64 = 4;
 const PAD_MIN: u64 = 1 << 20;
 
 impl Term {
-    fn new(cap: usize, first_line: u32) -> Term {
+    fn new(cap: usize, first_line: u32, scratch: Option<crate::doc::Scratch>) -> Term {
         let mut rows = VecDeque::new();
         rows.push_back(Row::new(first_line));
         Term {
@@ -180,7 +196,20 @@ impl Term {
             // bytes or more): a table that outgrows its reservation is copied whole
             // into new pages; pages reserved and never written cost nothing.
             out: {
-                let mut out = Doc::owned(cap);
+                let mut out = match scratch {
+                    Some((mut buf, mut lines)) => {
+                        buf.clear();
+                        buf.reserve(cap);
+                        lines.clear();
+                        Doc {
+                            buf: std::borrow::Cow::Owned(buf),
+                            lines,
+                            markers: Vec::new(),
+                            footer: Vec::new(),
+                        }
+                    }
+                    None => Doc::owned(cap),
+                };
                 out.lines.reserve(cap / 32 + 1);
                 out
             },
@@ -931,8 +960,8 @@ mod tests {
             if reaches_back(input) {
                 return false;
             }
-            let fast = render_term_as(input, 3, true);
-            let full = render_term_as(input, 3, false);
+            let fast = render_term_as(input, 3, true, None);
+            let full = render_term_as(input, 3, false, Some((b"stale".to_vec(), Vec::new())));
             let show = |r: &Option<Rendered<'static>>| {
                 r.as_ref().map(|r| {
                     let lines: Vec<_> = r
