@@ -562,7 +562,7 @@ impl StreamCompressor {
             let text: &[u8] = bytes;
             let mut at = 0;
             while at < text.len() {
-                let mut end = crate::text::floor_char_boundary(&text, (at + piece).min(text.len()));
+                let mut end = crate::text::floor_char_boundary(text, (at + piece).min(text.len()));
                 if end <= at {
                     end = (at + piece).min(text.len());
                 }
