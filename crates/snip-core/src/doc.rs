@@ -44,6 +44,10 @@ pub(crate) struct Line {
     pub marker: Option<u32>,
 }
 
+/// Emptied buffers for a document's rendered text and line table, kept to be written
+/// into again (see [`crate::rule::Text::scratch`]).
+pub(crate) type Scratch = (Vec<u8>, Vec<Line>);
+
 /// Lines over a buffer, plus the markers some lines stand for.
 #[derive(Debug, Clone)]
 pub(crate) struct Doc<'a> {
@@ -284,7 +288,13 @@ pub(crate) enum RawIndex<'a> {
 
 impl<'a> RawIndex<'a> {
     pub(crate) fn new(input: &'a [u8]) -> RawIndex<'a> {
-        let mut starts = Vec::with_capacity(input.len() / 48 + 2);
+        Self::new_in(input, Vec::new())
+    }
+
+    /// [`RawIndex::new`], in `starts`'s buffer (emptied first).
+    pub(crate) fn new_in(input: &'a [u8], mut starts: Vec<usize>) -> RawIndex<'a> {
+        starts.clear();
+        starts.reserve(input.len() / 48 + 2);
         starts.push(0);
         starts.extend(crate::text::Newlines::new(input).map(|i| i + 1));
         RawIndex::Full { input, starts }

@@ -292,6 +292,7 @@ pub(crate) fn lossless<'a>(
         config,
         want_starts,
         lossless_ran,
+        None,
     )
 }
 
@@ -305,8 +306,10 @@ pub(crate) fn lossless_in<'a>(
     config: &Config,
     want_starts: bool,
     lossless_ran: bool,
+    scratch: Option<crate::doc::Scratch>,
 ) -> Lossless<'a> {
     let mut t = Text::new(input, first_line, want_starts, lossless_ran);
+    t.scratch = scratch;
     t.strip_whole = engine == Engine::Memory;
     for rule in rules::in_stage(Stage::Lossless) {
         if let Pass::Lossless { apply, .. } = rule.pass {

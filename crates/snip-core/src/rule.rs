@@ -290,6 +290,10 @@ pub(crate) struct Text<'a> {
     /// rules already ran on it (see [`lossless_rules_ran`]), decided once by the
     /// engine that holds the input's end.
     pub lossless_ran: bool,
+    /// Emptied buffers (rendered text, line table) a renderer may write into instead
+    /// of allocating: the stream hands each window the last window's, so its memory
+    /// is not given back and faulted in again window after window.
+    pub scratch: Option<crate::doc::Scratch>,
 }
 
 /// Whether `input` is a rendering snip made: its last line (its line ending aside) is
@@ -331,6 +335,7 @@ impl<'a> Text<'a> {
             strip_whole: true,
             counts: TextCounts::default(),
             line_starts: None,
+            scratch: None,
         }
     }
 

@@ -200,7 +200,7 @@ pub(crate) fn each_match_whole(
     mut f: impl FnMut(usize, usize, u8),
 ) {
     let s = salient();
-    folded.clear();
+    // `fold` writes every byte: only a longer haystack than the last one costs a fill.
     folded.resize(hay.len(), 0);
     fold(hay, folded);
     s.searcher.each(folded, |start, k| {

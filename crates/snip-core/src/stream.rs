@@ -52,8 +52,17 @@ pub const WINDOW: usize = 1 << 20;
 /// A line longer than this (bytes) is cut into pieces of this size.
 pub const LINE_CUT: usize = 4 << 20;
 
+/// A line's text: a range of the window being read (its rendered text) while the line
+/// is handled within that window, copied out only when it outlives it (held in the
+/// head, the tail ring, a repeat run or as the gap's last line): the lines a window
+/// elides are never copied.
+enum LineText {
+    Window(usize, usize),
+    Own(Vec<u8>),
+}
+
 struct SLine {
-    text: Vec<u8>,
+    text: LineText,
     eol: Eol,
     /// Original lines, 0-based inclusive.
     src: (u64, u64),
@@ -64,8 +73,23 @@ struct SLine {
 }
 
 impl SLine {
+    /// The text's bytes; `win`: the rendered text of the window being read.
+    fn bytes<'b>(&'b self, win: &'b [u8]) -> &'b [u8] {
+        match &self.text {
+            LineText::Window(a, b) => &win[*a..*b],
+            LineText::Own(v) => v,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.text {
+            LineText::Window(a, b) => b - a,
+            LineText::Own(v) => v.len(),
+        }
+    }
+
     fn size(&self) -> usize {
-        self.text.len() + self.eol.bytes().len()
+        self.len() + self.eol.bytes().len()
     }
 }
 
@@ -137,6 +161,11 @@ pub struct StreamCompressor {
     /// The whole input is a rendering snip made
     /// ([`crate::rule::lossless_rules_ran`]): runs of identical lines stay whole.
     lossless_ran: bool,
+    /// The last rendered window's text and line table, emptied, for the next window's
+    /// rendering, and its line starts: a window's big buffers are not freed (and given
+    /// back to the system) only to be faulted in again for the next one.
+    scratch: Option<crate::doc::Scratch>,
+    starts: Vec<usize>,
 }
 
 /// What a finished stream did, for the ledger.
@@ -191,6 +220,8 @@ impl StreamCompressor {
             spare: Vec::new(),
             held: Some(Vec::new()),
             lossless_ran: false,
+            scratch: None,
+            starts: Vec::new(),
         }
     }
 
@@ -287,12 +318,14 @@ impl StreamCompressor {
             }
         }
         self.held = None;
-        self.flush_run(out)?;
+        // Every line held is owned once a window is done: no window's text is needed.
+        let win: &[u8] = &[];
+        self.flush_run(win, out)?;
         match std::mem::replace(&mut self.phase, Phase::Eliding) {
             Phase::Buffering(lines, _) => {
                 let n = lines.len();
                 for (k, l) in lines.into_iter().enumerate() {
-                    out.write_all(&l.text)?;
+                    out.write_all(l.bytes(win))?;
                     let eol = if k + 1 == n && l.eol == Eol::None && self.has_footer() {
                         self.eol()
                     } else {
@@ -308,7 +341,7 @@ impl StreamCompressor {
                 self.close_gap(out)?;
                 let n = self.ring.len();
                 for (k, l) in std::mem::take(&mut self.ring).into_iter().enumerate() {
-                    out.write_all(&l.text)?;
+                    out.write_all(l.bytes(win))?;
                     let eol = if k + 1 == n && l.eol == Eol::None && self.has_footer() {
                         self.eol()
                     } else {
@@ -408,10 +441,11 @@ impl StreamCompressor {
             &self.config,
             false,
             self.lossless_ran,
+            self.scratch.take(),
         );
         self.counts.merge(&l.counts);
         let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
-        let index = (!raw_offsets).then(|| RawIndex::new(raw));
+        let index = (!raw_offsets).then(|| RawIndex::new_in(raw, std::mem::take(&mut self.starts)));
         let (bl, bo) = (self.base_line, self.base_off);
         if self.eol.is_none() {
             self.eol = Some(doc.dominant_eol());
@@ -430,13 +464,14 @@ impl StreamCompressor {
             }
         }
         let mut hits = std::mem::take(&mut self.hits);
+        let win: &[u8] = &doc.buf;
         for l in &lines {
             let (text, salience) = match l.marker {
-                Some(i) => (doc.markers[i as usize].render(None).into_bytes(), None),
-                None => (
-                    self.line_buf(&doc.buf[l.start..l.end]),
-                    line_salience(l, &hits),
+                Some(i) => (
+                    LineText::Own(doc.markers[i as usize].render(None).into_bytes()),
+                    None,
                 ),
+                None => (LineText::Window(l.start, l.end), line_salience(l, &hits)),
             };
             let src = (bl + l.src_first as u64, bl + l.src_last as u64);
             // Windows hold no markers (repeats are collapsed across the whole stream).
@@ -457,13 +492,23 @@ impl StreamCompressor {
                 raw: rawr,
                 salience,
             };
-            if let Err(e) = self.repeat(l, out) {
+            if let Err(e) = self.repeat(l, win, out) {
                 self.hits = hits;
+                self.keep_lines(win);
                 return Err(e);
             }
         }
         hits.clear();
         self.hits = hits;
+        self.keep_lines(win);
+        // The window's buffers, for the next one.
+        if let std::borrow::Cow::Owned(buf) = doc.buf {
+            lines.clear();
+            self.scratch = Some((buf, lines));
+        }
+        if let Some(RawIndex::Full { starts, .. }) = index {
+            self.starts = starts;
+        }
         // A window cut inside a line: the next window's first line is the same line.
         self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
         self.base_off += raw.len() as u64;
@@ -472,15 +517,15 @@ impl StreamCompressor {
 
     /// `repeat-collapse` across the whole stream: a run of identical lines keeps its
     /// first line and one marker with the count and original line numbers.
-    fn repeat(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+    fn repeat(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
         // A piece of a line cut for length (no line ending) is not a line: it never
         // starts or joins a run. A rendering snip made keeps its runs.
         if l.eol == Eol::None || self.lossless_ran {
-            self.flush_run(out)?;
-            return self.feed(l, out);
+            self.flush_run(win, out)?;
+            return self.feed(l, win, out);
         }
         if let Some(first) = self.run.first() {
-            if first.text == l.text {
+            if first.bytes(win) == l.bytes(win) {
                 if self.run.len() < self.config.repeat_min.max(2) {
                     self.run.push(l);
                 } else {
@@ -491,17 +536,31 @@ impl StreamCompressor {
                 return Ok(());
             }
         }
-        self.flush_run(out)?;
+        self.flush_run(win, out)?;
         self.run.push(l);
         Ok(())
     }
 
-    fn flush_run(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn flush_run(&mut self, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        // The run's buffer goes back once emptied: no allocation per line.
         let mut run = std::mem::take(&mut self.run);
+        let r = self.flush_run_of(&mut run, win, out);
+        run.clear();
+        self.run = run;
+        r
+    }
+
+    fn flush_run_of(
+        &mut self,
+        run: &mut Vec<SLine>,
+        win: &[u8],
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         let extra = std::mem::take(&mut self.run_extra);
         if run.len() >= self.config.repeat_min.max(2) && (run.len() > 2 || extra > 0) {
-            let rest = run.split_off(1);
-            let first = run.pop().expect("run has a first line");
+            let mut lines = run.drain(..);
+            let first = lines.next().expect("run has a first line");
+            let rest: Vec<SLine> = lines.collect();
             let (a, s) = (rest[0].src.0, rest[0].raw.0);
             let (b, e) = if extra > 0 {
                 self.run_last
@@ -522,8 +581,8 @@ impl StreamCompressor {
                 }),
             };
             let eol = first.eol;
-            self.feed(first, out)?;
-            let text = m.render(None).into_bytes();
+            self.feed(first, win, out)?;
+            let text = LineText::Own(m.render(None).into_bytes());
             return self.feed(
                 SLine {
                     text,
@@ -532,32 +591,29 @@ impl StreamCompressor {
                     raw: (s, e),
                     salience: None,
                 },
+                win,
                 out,
             );
         }
-        for l in run {
-            self.feed(l, out)?;
+        for l in run.drain(..) {
+            self.feed(l, win, out)?;
         }
         Ok(())
     }
 
-    fn feed(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+    fn feed(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
         // A line longer than a quarter of the tail room goes in pieces (cut on UTF-8
         // boundaries, no line ending between them), so head and tail stay in budget;
         // pieces no longer than an island's line, so a piece that holds an error can be
         // one (`head-tail-elide` shows a window of a long line the same way).
         let piece = (self.config.tail_bytes / 4).clamp(256, ISLAND_LINE_MAX);
-        if l.text.len() > piece {
-            let SLine {
-                text,
-                eol,
-                src,
-                raw,
-                ..
-            } = l;
+        if l.len() > piece {
+            let bytes = l.bytes(win);
+            let (eol, src, raw) = (l.eol, l.src, l.raw);
+            let text: &[u8] = bytes;
             let mut at = 0;
             while at < text.len() {
-                let mut end = crate::text::floor_char_boundary(&text, (at + piece).min(text.len()));
+                let mut end = crate::text::floor_char_boundary(text, (at + piece).min(text.len()));
                 if end <= at {
                     end = (at + piece).min(text.len());
                 }
@@ -565,21 +621,24 @@ impl StreamCompressor {
                 let r0 = raw.0 + at as u64;
                 let r1 = if last { raw.1 } else { raw.0 + end as u64 };
                 let p = SLine {
-                    text: text[at..end].to_vec(),
+                    text: match &l.text {
+                        LineText::Window(a, _) => LineText::Window(a + at, a + end),
+                        LineText::Own(v) => LineText::Own(v[at..end].to_vec()),
+                    },
                     eol: if last { eol } else { Eol::None },
                     src,
                     raw: (r0.min(raw.1), r1.min(raw.1)),
                     salience: None,
                 };
-                self.feed_line(p, out)?;
+                self.feed_line(p, win, out)?;
                 at = end;
             }
             return Ok(());
         }
-        self.feed_line(l, out)
+        self.feed_line(l, win, out)
     }
 
-    fn feed_line(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+    fn feed_line(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
         match &mut self.phase {
             Phase::Buffering(lines, size) => {
                 *size += l.size();
@@ -593,53 +652,57 @@ impl StreamCompressor {
                     for l in lines {
                         if in_head && head + l.size() <= self.config.head_bytes {
                             head += l.size();
-                            out.write_all(&l.text)?;
+                            out.write_all(l.bytes(win))?;
                             out.write_all(l.eol.bytes())?;
                             self.open_line = l.eol == Eol::None;
                         } else {
                             in_head = false;
-                            self.push_ring(l, out)?;
+                            self.push_ring(l, win, out)?;
                         }
                     }
                 }
                 Ok(())
             }
-            Phase::Eliding => self.push_ring(l, out),
+            Phase::Eliding => self.push_ring(l, win, out),
             // Verbatim streams never reach the line selector.
             Phase::Verbatim => {
-                out.write_all(&l.text)?;
+                out.write_all(l.bytes(win))?;
                 out.write_all(l.eol.bytes())
             }
         }
     }
 
-    fn push_ring(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
+    fn push_ring(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
         self.ring_size += l.size();
         self.ring.push_back(l);
         while self.ring_size > self.config.tail_bytes && self.ring.len() > 1 {
             let e = self.ring.pop_front().expect("ring is non-empty");
             self.ring_size -= e.size();
-            self.evicted(e, out)?;
+            self.evicted(e, win, out)?;
         }
         Ok(())
     }
 
-    fn evicted(&mut self, l: SLine, out: &mut dyn Write) -> io::Result<()> {
-        let small = l.text.len() <= ISLAND_LINE_MAX;
+    fn evicted(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        let small = l.len() <= ISLAND_LINE_MAX;
         if self.after > 0 && small && self.islands_used + l.size() <= self.config.salient_bytes {
             self.after -= 1;
             self.islands_used += l.size();
-            out.write_all(&l.text)?;
+            out.write_all(l.bytes(win))?;
             self.open_line = l.eol == Eol::None;
-            return out.write_all(l.eol.bytes());
+            let eol = l.eol;
+            self.recycle(l.text);
+            return out.write_all(eol.bytes());
         }
         self.after = 0;
         let cost = l.size() + 220;
         // The budget test first: once the islands are full, no line is scanned.
         let new_shape = (small
             && self.islands_used + cost <= self.config.salient_bytes
-            && l.salience.unwrap_or_else(|| salience::salience(&l.text)) >= 2)
-            .then(|| shape(&l.text))
+            && l.salience
+                .unwrap_or_else(|| salience::salience(l.bytes(win)))
+                >= 2)
+            .then(|| shape(l.bytes(win)))
             .filter(|s| !self.island_shapes.contains(s));
         if let Some(shape) = new_shape {
             if self.island_shapes.len() < 256 {
@@ -657,14 +720,16 @@ impl StreamCompressor {
             }
             self.close_gap(out)?;
             if let Some(b) = before {
-                out.write_all(&b.text)?;
+                out.write_all(b.bytes(win))?;
                 out.write_all(b.eol.bytes())?;
+                self.recycle(b.text);
             }
             self.islands_used += cost;
-            out.write_all(&l.text)?;
+            out.write_all(l.bytes(win))?;
             out.write_all(l.eol.bytes())?;
             self.open_line = l.eol == Eol::None;
             self.after = self.config.salient_context;
+            self.recycle(l.text);
             return Ok(());
         }
         if let Some(t) = self.gap_tail.replace(l) {
@@ -707,23 +772,42 @@ impl StreamCompressor {
         self.recycle(l.text);
     }
 
-    /// A copy of `text` in a spare buffer when there is one.
-    fn line_buf(&mut self, text: &[u8]) -> Vec<u8> {
-        match self.spare.pop() {
-            Some(mut b) => {
-                b.clear();
-                b.extend_from_slice(text);
-                b
+    /// Copies out the text of every line held past the window being read (`win`, its
+    /// rendered text): the run, the tail ring, the gap's last line and the lines held
+    /// back while the stream may still end under the budget. Into spare buffers when
+    /// there are some.
+    fn keep_lines(&mut self, win: &[u8]) {
+        let spare = &mut self.spare;
+        let mut own = |l: &mut SLine| {
+            if let LineText::Window(a, b) = l.text {
+                let text = &win[a..b];
+                l.text = LineText::Own(match spare.pop() {
+                    Some(mut v) => {
+                        v.clear();
+                        v.extend_from_slice(text);
+                        v
+                    }
+                    None => text.to_vec(),
+                });
             }
-            None => text.to_vec(),
+        };
+        self.run.iter_mut().for_each(&mut own);
+        self.ring.iter_mut().for_each(&mut own);
+        if let Some(l) = self.gap_tail.as_mut() {
+            own(l);
+        }
+        if let Phase::Buffering(lines, _) = &mut self.phase {
+            lines.iter_mut().for_each(&mut own);
         }
     }
 
-    /// Keeps the buffer of a line no longer needed, for [`Self::line_buf`] (a bounded
+    /// Keeps the buffer of a line no longer needed, for [`Self::keep_lines`] (a bounded
     /// number of buffers of at most an island line's length each).
-    fn recycle(&mut self, b: Vec<u8>) {
-        if self.spare.len() < 256 && b.capacity() <= ISLAND_LINE_MAX {
-            self.spare.push(b);
+    fn recycle(&mut self, t: LineText) {
+        if let LineText::Own(b) = t {
+            if self.spare.len() < 256 && b.capacity() <= ISLAND_LINE_MAX {
+                self.spare.push(b);
+            }
         }
     }
 
@@ -767,7 +851,7 @@ impl StreamCompressor {
 /// `usize::MAX` sentinel), when that scan stands for a scan of the line alone: its
 /// text is at most [`ISLAND_LINE_MAX`] bytes (one chunk of [`salience::salience`]) and
 /// no match crosses its start or end (rendered lines sit next to each other in `buf`,
-/// with no line ending between them). `None`: not scanned, or a match crosses;
+/// or apart, with their line endings between them). `None`: not scanned, or a match crosses;
 /// [`salience::salience`] decides then.
 fn line_salience(l: &crate::doc::Line, hits: &[(usize, usize, u8)]) -> Option<u8> {
     if hits.is_empty() || l.end - l.start > ISLAND_LINE_MAX {

@@ -36,6 +36,7 @@ use crate::escape::{moves_cursor, Controls};
 use crate::rule::{Text, TextCounts};
 use frames::render_frames;
 pub(crate) use stem::{is_blank, overdrawn};
+#[cfg(test)]
 use term::render_term;
 
 /// What rendering produced.
@@ -102,6 +103,17 @@ pub(crate) fn render_applicable(
     c: Controls,
     starts: bool,
 ) -> Option<Rendered<'_>> {
+    render_applicable_in(input, first_line, c, starts, None)
+}
+
+/// [`render_applicable`], the emulator writing into `scratch`'s buffers when given.
+fn render_applicable_in(
+    input: &[u8],
+    first_line: u32,
+    c: Controls,
+    starts: bool,
+    scratch: Option<crate::doc::Scratch>,
+) -> Option<Rendered<'_>> {
     if !c.escape && !c.backspace {
         let starts = starts.then(|| {
             let mut v = Vec::with_capacity(input.len() / 48 + 2);
@@ -112,7 +124,7 @@ pub(crate) fn render_applicable(
     }
     // The emulator's line count can differ from the input's `\n`s (an escape may
     // swallow one): its callers index the input themselves.
-    render_term(input, first_line)
+    term::render_term_in(input, first_line, scratch)
 }
 
 /// The lossless pass: reads the working text, rendering it as a terminal shows it when
@@ -149,7 +161,8 @@ pub(crate) fn pass(t: &mut Text<'_>) {
     if !(c.escape || c.frames()) {
         return;
     }
-    if let Some(r) = render_applicable(t.input, t.first_line, c, t.want_starts) {
+    if let Some(r) = render_applicable_in(t.input, t.first_line, c, t.want_starts, t.scratch.take())
+    {
         t.doc = Some(r.doc);
         t.raw_offsets = false;
         t.counts.frames += r.frames_removed;

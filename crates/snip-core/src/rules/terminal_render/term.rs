@@ -14,8 +14,34 @@ const MAX_PARAM: usize = 1000;
 const WINDOW: usize = 512;
 
 /// [`render_at`](super::render_at) by the full emulator ([`Term`]), whatever the input holds.
+#[cfg(test)]
 pub(super) fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
-    let mut t = Term::new(input.len(), first_line);
+    render_term_in(input, first_line, None)
+}
+
+/// [`render_term`], writing the rendered text and lines into `scratch`'s buffers (emptied)
+/// when given.
+pub(super) fn render_term_in(
+    input: &[u8],
+    first_line: u32,
+    scratch: Option<crate::doc::Scratch>,
+) -> Option<Rendered<'static>> {
+    render_term_as(input, first_line, !reaches_back(input), scratch)
+}
+
+/// [`render_term`], told whether the input can take the cursor back to a row it left
+/// (`forward`: it cannot, see [`reaches_back`]). With `forward`, a row is final once
+/// the cursor leaves it: it is committed at once, and a line with no control the
+/// emulator acts on (`\r`, ESC, backspace) is copied through as it is, never emulated.
+/// The output is the same either way (tested).
+fn render_term_as(
+    input: &[u8],
+    first_line: u32,
+    forward: bool,
+    scratch: Option<crate::doc::Scratch>,
+) -> Option<Rendered<'static>> {
+    let mut t = Term::new(input.len(), first_line, scratch);
+    t.forward = forward;
     t.run(input);
     let dirty = t.dirty || t.frames_removed > 0;
     if !dirty || t.gave_up {
@@ -116,6 +142,10 @@ pub(super) struct Term {
     /// was), so memory stays bounded per input byte.
     padded: u64,
     pad_limit: u64,
+    /// No escape of the input can take the cursor back to a row it left (see
+    /// [`reaches_back`]): rows above the cursor are committed at once, and plain lines
+    /// skip the emulator ([`Term::plain_lines`]).
+    forward: bool,
 }
 
 /// Starting capacity of a row's buffer, bytes: a row written in many small pieces
@@ -141,7 +171,7 @@ const PAD_PER_BYTE: u64 = 4;
 const PAD_MIN: u64 = 1 << 20;
 
 impl Term {
-    fn new(cap: usize, first_line: u32) -> Term {
+    fn new(cap: usize, first_line: u32, scratch: Option<crate::doc::Scratch>) -> Term {
         let mut rows = VecDeque::new();
         rows.push_back(Row::new(first_line));
         Term {
@@ -166,7 +196,20 @@ impl Term {
             // bytes or more): a table that outgrows its reservation is copied whole
             // into new pages; pages reserved and never written cost nothing.
             out: {
-                let mut out = Doc::owned(cap);
+                let mut out = match scratch {
+                    Some((mut buf, mut lines)) => {
+                        buf.clear();
+                        buf.reserve(cap);
+                        lines.clear();
+                        Doc {
+                            buf: std::borrow::Cow::Owned(buf),
+                            lines,
+                            markers: Vec::new(),
+                            footer: Vec::new(),
+                        }
+                    }
+                    None => Doc::owned(cap),
+                };
                 out.lines.reserve(cap / 32 + 1);
                 out
             },
@@ -177,6 +220,7 @@ impl Term {
             gave_up: false,
             padded: 0,
             pad_limit: (cap as u64).saturating_mul(PAD_PER_BYTE).max(PAD_MIN),
+            forward: false,
         }
     }
 
@@ -212,7 +256,7 @@ impl Term {
     fn run(&mut self, input: &[u8]) {
         let n = input.len();
         let has_bs = memchr::memchr(0x08, input).is_some();
-        let mut i = 0;
+        let mut i = self.plain_lines(input, 0);
         while i < n && !self.gave_up {
             let rest = &input[i..];
             let mut next = next_special(rest);
@@ -241,13 +285,13 @@ impl Term {
                 b'\n' => {
                     self.newline(Eol::Lf);
                     self.cr_in_line = false;
-                    i += 1;
+                    i = self.plain_lines(input, i + 1);
                 }
                 b'\r' => {
                     if rest.get(1) == Some(&b'\n') {
                         self.newline(Eol::CrLf);
                         self.cr_in_line = false;
-                        i += 2;
+                        i = self.plain_lines(input, i + 2);
                     } else {
                         if self.pending.is_some() {
                             self.resolve();
@@ -290,6 +334,91 @@ impl Term {
             }
         }
         self.resolve();
+    }
+
+    /// From `i`, the start of a line, passes every whole line that holds no control the
+    /// emulator acts on (`\r` but in a `\r\n` ending, ESC, backspace) straight to the
+    /// output, as [`Term::run`] would render it: found by one `memchr3` for the next
+    /// control and the `\n`s before it, no emulation. Only in [`Term::forward`] mode
+    /// and when the emulator is at rest (the cursor on a fresh row: nothing pending,
+    /// no column, no row above it held back), where such a line's row is final as soon
+    /// as it ends. Returns where the emulator goes on: the start of the first line
+    /// with a control (or without a line ending).
+    fn plain_lines(&mut self, input: &[u8], mut i: usize) -> usize {
+        if !self.forward
+            || self.pending.is_some()
+            || self.on_status.is_some()
+            || self.col.is_some()
+            || self.rows.len() != 1
+            || !self.rows[0].text.is_empty()
+            || self.rows[0].erased
+        {
+            return i;
+        }
+        let n = input.len();
+        let line_no = self.line_no;
+        loop {
+            let c = memchr::memchr3(b'\r', 0x1b, 0x08, &input[i..]).map_or(n, |k| i + k);
+            // The lines before `c` go to the output in one copy of the bytes up to
+            // the last `\n` before it (their line endings in between, unused).
+            let Some(last) = memchr::memrchr(b'\n', &input[i..c]) else {
+                if input.get(c) == Some(&b'\r') && input.get(c + 1) == Some(&b'\n') {
+                    self.plain_copy(input, i, c, c + 2, Eol::CrLf);
+                    i = c + 2;
+                    continue;
+                }
+                break;
+            };
+            let end = i + last + 1;
+            let buf = self.out.buf.to_mut();
+            let at = buf.len();
+            buf.extend_from_slice(&input[i..end]);
+            let mut start = i;
+            for p in memchr::memchr_iter(b'\n', &input[i..end]) {
+                let p = i + p;
+                self.out.lines.push(Line {
+                    start: at + (start - i),
+                    end: at + (p - i),
+                    eol: Eol::Lf,
+                    src_first: self.line_no,
+                    src_last: self.line_no,
+                    marker: None,
+                });
+                self.line_no = self.line_no.saturating_add(1);
+                start = p + 1;
+            }
+            i = end;
+            if input.get(c) == Some(&b'\r') && input.get(c + 1) == Some(&b'\n') {
+                self.plain_copy(input, i, c, c + 2, Eol::CrLf);
+                i = c + 2;
+                continue;
+            }
+            break;
+        }
+        // The lines passed: the cursor's fresh row is the next line's.
+        let passed = (self.line_no - line_no) as usize;
+        self.cur += passed;
+        self.base += passed;
+        let row = &mut self.rows[0];
+        row.src_first = self.line_no;
+        row.src_last = self.line_no;
+        i
+    }
+
+    /// One line of [`Term::plain_lines`], `input[a..b]` ending at `next` with `eol`.
+    fn plain_copy(&mut self, input: &[u8], a: usize, b: usize, _next: usize, eol: Eol) {
+        let buf = self.out.buf.to_mut();
+        let start = buf.len();
+        buf.extend_from_slice(&input[a..b]);
+        self.out.lines.push(Line {
+            start,
+            end: buf.len(),
+            eol,
+            src_first: self.line_no,
+            src_last: self.line_no,
+            marker: None,
+        });
+        self.line_no = self.line_no.saturating_add(1);
     }
 
     /// Current column in cells.
@@ -441,7 +570,9 @@ impl Term {
             self.frame_origin = true;
             Some(0)
         };
-        while self.cur - self.base > WINDOW {
+        // Rows above the cursor that it can still reach are held back.
+        let reach = if self.forward { 0 } else { WINDOW };
+        while self.cur - self.base > reach {
             let r = self.rows.pop_front().expect("window is non-empty");
             self.base += 1;
             self.commit(r);
@@ -722,6 +853,27 @@ impl Term {
     }
 }
 
+/// Whether an escape of `input` can take the cursor back to a row it left: cursor up
+/// (`ESC[nA`, `ESC[nF`), absolute positioning (`ESC[r;cH`, `ESC[r;cf`, `ESC[rd`: status
+/// rows) or restoring a saved position (`ESC 8`, `ESC[u`). Looks at every ESC byte (a
+/// superset of the escapes [`Term::run`] reads), by its final byte whatever its
+/// parameters: when in doubt, yes.
+fn reaches_back(input: &[u8]) -> bool {
+    memchr::memchr_iter(0x1b, input).any(|i| {
+        let s = &input[i..];
+        match s.get(1) {
+            Some(b'8') => true,
+            // A CSI's length is its parameter bytes (no ESC among them): each byte of
+            // the input is read by one escape at most.
+            Some(b'[') => {
+                let n = crate::escape::escape_len(s);
+                n > 2 && matches!(s[n - 1], b'A' | b'F' | b'H' | b'f' | b'd' | b'u')
+            }
+            _ => false,
+        }
+    })
+}
+
 /// The offset of the next `\r`, `\n` or ESC in `s` (or its length). Escape-dense
 /// output has runs of a few bytes between them, where a plain loop beats a SIMD call;
 /// long runs go to `memchr3`.
@@ -790,4 +942,120 @@ fn overwrite(row: &mut Vec<u8>, col: usize, text: &[u8]) -> usize {
     let end = byte_at_col(row, end_col).max(start);
     row.splice(start..end, text.iter().copied());
     end_col
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The emulator's `forward` mode (rows committed as the cursor leaves them, plain
+    /// lines copied through) renders exactly what the full emulator renders, on every
+    /// input that cannot take the cursor back: random mixes of text, line endings,
+    /// `\r` frames, backspaces and the escapes that stay on the row (colours, erases,
+    /// moves along the row, saving the cursor), with runs of plain lines longer than
+    /// the rows the full emulator holds back, and the corpus captures.
+    #[test]
+    fn forward_mode_renders_as_the_full_emulator() {
+        fn same(input: &[u8]) -> bool {
+            if reaches_back(input) {
+                return false;
+            }
+            let fast = render_term_as(input, 3, true, None);
+            let full = render_term_as(input, 3, false, Some((b"stale".to_vec(), Vec::new())));
+            let show = |r: &Option<Rendered<'static>>| {
+                r.as_ref().map(|r| {
+                    let lines: Vec<_> = r
+                        .doc
+                        .lines
+                        .iter()
+                        .map(|l| (r.doc.text(l).to_vec(), l.eol, l.src_first, l.src_last))
+                        .collect();
+                    let counts = (r.frames_removed, r.backspaces_removed, r.escapes_removed);
+                    (lines, counts)
+                })
+            };
+            assert_eq!(
+                show(&fast),
+                show(&full),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+            true
+        }
+        let alphabet: [&[u8]; 24] = [
+            b"word",
+            b" ",
+            b"  ",
+            b"5%",
+            b"get 1",
+            b"\n",
+            b"\n",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b"\r",
+            b"\x08",
+            b"\x1b[1;31m",
+            b"\x1b[0m",
+            b"\x1b[K",
+            b"\x1b[2K",
+            b"\x1b[1K",
+            b"\x1b[1G",
+            b"\x1b[3C",
+            b"\x1b[2D",
+            b"\x1b7",
+            b"\x1b[J",
+            b"\x1b[B",
+            "日".as_bytes(),
+        ];
+        let mut next = crate::text::splitmix(0x0005_eed7);
+        let mut compared = 0;
+        for _ in 0..20_000 {
+            let mut input = Vec::new();
+            for _ in 0..(next() % 40) {
+                if next().is_multiple_of(50) {
+                    // Plain lines past the rows the full emulator holds back.
+                    for k in 0..(WINDOW as u64 + next() % 64) {
+                        input.extend_from_slice(format!("plain {k}\n").as_bytes());
+                    }
+                } else {
+                    input.extend_from_slice(alphabet[(next() % alphabet.len() as u64) as usize]);
+                }
+            }
+            compared += u64::from(same(&input));
+        }
+        assert!(compared > 19_000, "{compared}");
+        let captures = crate::text::corpus_captures();
+        let forward = captures.iter().filter(|c| same(c)).count();
+        assert!(forward >= 5, "{forward}");
+    }
+
+    /// What takes the cursor back to a row it left, and what does not.
+    #[test]
+    fn reaching_back() {
+        for yes in [
+            &b"a\n\x1b[1Ab"[..],
+            b"\x1b[F",
+            b"\x1b[2;1H",
+            b"\x1b[5f",
+            b"\x1b[3d",
+            b"\x1b8",
+            b"\x1b[u",
+        ] {
+            assert!(reaches_back(yes), "{yes:?}");
+        }
+        for no in [
+            &b"plain\n"[..],
+            b"\x1b[1;31mred\x1b[0m",
+            b"\x1b[2K\r",
+            b"\x1b[10G",
+            b"\x1b[3C\x1b[2D",
+            b"\x1b7",
+            b"\x1b[s",
+            b"\x1b[J",
+            b"\x1b]8;;http://x\x1b\\",
+        ] {
+            assert!(!reaches_back(no), "{no:?}");
+        }
+    }
 }
