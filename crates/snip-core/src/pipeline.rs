@@ -329,16 +329,18 @@ pub(crate) fn lossless_in<'a>(
 
 /// The lossless text rules (terminal-render, ansi-strip, repeat-collapse) on one
 /// text, e.g. a long JSON string field. `None` when nothing changes. Markers say
-/// `lossless` (they carry no store id).
+/// `lossless` (they carry no store id). The footer counts every frame, backspace and
+/// ANSI escape removed, as the text path's does: it is what says why the kept text
+/// differs from the original's bytes (escapes alone were once left uncounted, and a
+/// coloured string came out stripped with no marker at all).
 pub(crate) fn lossless_text(input: &[u8], config: &Config) -> Option<Vec<u8>> {
     let mut l = lossless(input, 0, config, crate::rule::lossless_rules_ran(input));
     if !l.counts.changed() {
         return None;
     }
-    let (frames, backspaces) = (l.counts.frames, l.counts.backspaces);
-    l.doc
-        .footer
-        .extend(Marker::lossless_footer(frames, backspaces, 0, None));
+    let c = &l.counts;
+    let footer = Marker::lossless_footer(c.frames, c.backspaces, c.escapes, None);
+    l.doc.footer.extend(footer);
     let out = l.doc.render(None);
     (out.len() < input.len()).then_some(out)
 }

@@ -9,7 +9,8 @@
 //! 1. **Lossless, any size.** A string value of at least 64 raw bytes that holds `\r`,
 //!    an ESC (`\u001b`) or several line feeds is decoded, run through the lossless text
 //!    rules (terminal-render, ansi-strip, repeat-collapse) and re-encoded, when that is
-//!    smaller.
+//!    smaller, their footer included (it counts the frames, backspaces and ANSI
+//!    escapes removed, so no changed byte goes unmarked).
 //! 2. **Lossless, over the budget.** If minifying (removing whitespace between tokens,
 //!    reported as `minified`) alone brings the document under [`Config::max_bytes`], or
 //!    nothing lossy may happen, that is the whole change. Small pretty JSON stays as it

@@ -401,8 +401,8 @@ impl<'a> Plan<'a> {
             let room = self.island_room(i, keep);
             if !segs.is_empty() && room > 0 {
                 let field = &self.scan.pointers[a..b];
-                // Kept as printed (escapes and all): the lossless text rules strip ANSI
-                // escapes without a footer, which would leave the kept lines unaccounted.
+                // Kept as printed (escapes and all): kept lines read as the tool
+                // printed them, and need no footer to account for them.
                 let out =
                     self.string_elision_with_islands(raw, field, &segs, room, (hr, hd), (tr, td));
                 return Some((out, tr - hr));
