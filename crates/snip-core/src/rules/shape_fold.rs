@@ -435,25 +435,51 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
             let ruled_out = after_newline && starts.get(from).is_none_or(|&s| s >= l.end);
             let keep_digits = !ruled_out && salience(t) >= KEPT_PRIORITY;
             salient.push(keep_digits);
+            // Written into a slice sized for the whole line (no push, no capacity
+            // check a byte): each byte mapped by a table and kept unless it repeats
+            // the run it is in (spacing, or digits read as `0`).
             buf.clear();
-            buf.push(u8::from(keep_digits));
+            buf.resize(t.len() + 1, 0);
+            let out = buf.as_mut_slice();
+            out[0] = u8::from(keep_digits);
+            let map = if keep_digits {
+                &LOOSE_KEEP
+            } else {
+                &LOOSE_MASK
+            };
+            let mut w = 1;
             let mut last = 0u8;
             for &c in t {
-                let c = match c {
-                    b' ' | b'\t' => b' ',
-                    b'0'..=b'9' if !keep_digits => b'0',
-                    c => c,
-                };
-                if (c == b' ' || c == b'0') && c == last {
-                    continue;
-                }
-                buf.push(c);
+                let c = map[usize::from(c)];
+                out[w] = c;
+                w += usize::from(!((c == b' ' || c == b'0') && c == last));
                 last = c;
             }
-            state.hash_one(buf.as_slice())
+            state.hash_one(&out[..w])
         })
         .collect();
     (loose, salient)
+}
+
+/// A byte as a loose key reads it: spaces and tabs as a space, the rest as is.
+const LOOSE_KEEP: [u8; 256] = loose_map(false);
+
+/// [`LOOSE_KEEP`] with every digit read as `0`.
+const LOOSE_MASK: [u8; 256] = loose_map(true);
+
+/// The byte map of a loose key, digits read as `0` when `digits`.
+const fn loose_map(digits: bool) -> [u8; 256] {
+    let mut m = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        m[c] = match c as u8 {
+            b' ' | b'\t' => b' ',
+            b'0'..=b'9' if digits => b'0',
+            b => b,
+        };
+        c += 1;
+    }
+    m
 }
 
 /// Whether line `l` is salient enough to stay in a run, given `read` (its entry from
@@ -1052,12 +1078,16 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             // Its end, and whether it holds a `/` or a `.` (a word with neither is not
             // path-like: most words skip the check).
             let mut e = i;
-            let mut marks = false;
-            while e < n && t[e] != b' ' && t[e] != b'\t' {
-                marks |= t[e] == b'/' || t[e] == b'.';
+            let mut marks = 0;
+            while e < n {
+                let k = CLASS[usize::from(t[e])];
+                if k & SPACE != 0 {
+                    break;
+                }
+                marks |= k;
                 e += 1;
             }
-            if marks && path_like(&t[i..e]) {
+            if marks & MARK != 0 && path_like(&t[i..e]) {
                 buf.push(b'P');
                 paths.extend_from_slice(&t[i..e]);
                 paths.push(0);
@@ -1097,13 +1127,17 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
         }
         if c.is_ascii_alphabetic() {
             let mut e = i;
-            let mut digit = false;
-            while e < n && t[e].is_ascii_alphanumeric() {
-                digit |= t[e].is_ascii_digit();
+            let mut seen = 0;
+            while e < n {
+                let k = CLASS[usize::from(t[e])];
+                if k & ALNUM == 0 {
+                    break;
+                }
+                seen |= k;
                 e += 1;
             }
             let w = &t[i..e];
-            if !digit {
+            if seen & DIGIT == 0 {
                 // No digit: neither a hex id nor a number inside; the word as it is.
                 buf.extend_from_slice(w);
             } else if hex_id(w) {
@@ -1130,6 +1164,33 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     }
     foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(buf.as_slice())
 }
+
+/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or tab.
+const SPACE: u8 = 1;
+/// A `/` or `.` (a word without one is not path-like).
+const MARK: u8 = 2;
+/// An ASCII letter or digit.
+const ALNUM: u8 = 4;
+/// An ASCII digit.
+const DIGIT: u8 = 8;
+
+/// Each byte's classes ([`SPACE`], [`MARK`], [`ALNUM`], [`DIGIT`]).
+const CLASS: [u8; 256] = {
+    let mut m = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        m[c] = match b {
+            b' ' | b'\t' => SPACE,
+            b'/' | b'.' => MARK,
+            b'0'..=b'9' => ALNUM | DIGIT,
+            _ if b.is_ascii_alphabetic() => ALNUM,
+            _ => 0,
+        };
+        c += 1;
+    }
+    m
+};
 
 /// Seed of the shape hash (fixed: shapes are the same on every run and machine).
 const SHAPE_SEED: u64 = 0x5ea9_e0f0_1d5a_a9e5;
@@ -1284,6 +1345,48 @@ mod tests {
             "GET /a 200 ok",
         ]);
         assert_ne!(keys[2], keys[1]);
+    }
+
+    /// A loose key by the definition (each byte read one at a time, pushed unless it
+    /// repeats a space or `0` run), for checking the table-driven [`loose_keys`].
+    fn loose_reference(t: &[u8], keep_digits: bool) -> u64 {
+        use std::hash::BuildHasher as _;
+        let mut buf = vec![u8::from(keep_digits)];
+        let mut last = 0u8;
+        for &c in t {
+            let c = match c {
+                b' ' | b'\t' => b' ',
+                b'0'..=b'9' if !keep_digits => b'0',
+                c => c,
+            };
+            if (c == b' ' || c == b'0') && c == last {
+                continue;
+            }
+            buf.push(c);
+            last = c;
+        }
+        foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED).hash_one(buf.as_slice())
+    }
+
+    #[test]
+    fn loose_keys_read_spacing_and_digit_runs_as_one() {
+        let text = "test a_0001 ... ok\n\t x  9 \t0.05s\nerror 100 at 7\nerror 10 at 8\n\n\
+                    00 \t 00\u{0}0\n\u{e9}t\u{e9} 12:34\n";
+        let doc = Doc::from_raw(text.as_bytes());
+        let (loose, salient) = loose_keys(&doc, &doc.lines);
+        assert_eq!(salient, [false, false, true, true, false, false, false]);
+        for (k, l) in doc.lines.iter().enumerate() {
+            assert_eq!(
+                loose[k],
+                loose_reference(doc.text(l), salient[k]),
+                "line {k}"
+            );
+        }
+        // A salient line keeps its digits, but a run of `0`s reads as one.
+        assert_ne!(loose[2], loose[3]);
+        let one = |t: &str, d| loose_reference(t.as_bytes(), d);
+        assert_eq!(one("error 100 at 7", true), one("error 10 at 7", true));
+        assert_eq!(one("a  \t1234 b", false), one("a 5 b", false));
     }
 
     #[test]
