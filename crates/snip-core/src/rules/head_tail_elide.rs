@@ -694,8 +694,8 @@ fn build_and_shrink(
 }
 
 /// On rendered text, the last original line each gap of the middle may name (indexed
-/// by the gap's first line; `u32::MAX` past the last gap), and whether some gap has no
-/// line left to name. A redrawn row holds writes from many original lines, so the
+/// by the gap's first line; `u32::MAX` for the last gap and for lines that start no
+/// gap). A redrawn row holds writes from many original lines, so the
 /// rows of a gap may show lines far past those of the gaps after it: a gap naming all
 /// of them would leave the later gaps nothing to name, and their rows would be shown
 /// past the budget. Each gap, in order, takes the first line it can (past the lines
@@ -763,7 +763,9 @@ struct Gap<'a> {
     /// Original lines (0-based, inclusive) the gap's marker may name: past the
     /// markers before it, short of the markers after it. On rendered text a redrawn
     /// row holds writes from many original lines, so neighbouring rows' line ranges
-    /// interleave; two gaps taking their rows' whole ranges would overlap.
+    /// interleave; two gaps taking their rows' whole ranges would overlap, and one
+    /// could leave the next none (the end is short of the line the next gap takes,
+    /// see [`gap_caps`]).
     room: (u32, u32),
 }
 
