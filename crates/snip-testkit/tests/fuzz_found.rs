@@ -527,12 +527,37 @@ fn a_gap_after_a_kept_traceback_end_names_the_redrawn_rows_it_elides() {
 /// writes of every original line. The first gap marker then names all of them (`lines
 /// 1-49`), later gaps have no line left to name and their rows are shown, so the first
 /// pass ends over the budget (1,382 bytes at 1,024); a second pass reads plain rows and
-/// elides them. Open: the rows a gap cannot name are not counted against the budget.
+/// elides them. Each gap on rendered rows now names lines only up to the first one the
+/// next gap can name (`lines 4-7`, then `lines 8-42`), so every gap has a marker.
 #[test]
-#[ignore = "open: on rendered text, rows no gap can name are shown past the budget, and a second pass elides them"]
 fn rows_no_gap_can_name_do_not_leave_the_output_over_the_budget() {
     let (cfg, input) = split(include_bytes!(
         "regressions/idempotence-rendered-gap-names-every-line-1024.bin"
     ));
     assert_idempotent(input, cfg.max_bytes);
+}
+
+/// The same class when no choice of lines is left: the first line saves the cursor,
+/// draws every row below the traceback that ends the log, and restores it; the lines
+/// after it print plain rows and the traceback. The rows below the exception line
+/// show writes of the first line only, which the gap above the exception (its rows
+/// from that line on) must name: no line is left for a marker of the rows below, and
+/// with the exception kept they were shown past the budget. The exception's island
+/// is given up when nothing else is left to give, and one marker names every row.
+#[test]
+fn rows_written_only_by_lines_a_gap_before_them_names_are_elided() {
+    let mut s = String::from("\x1b7");
+    for r in 40..240 {
+        s.push_str(&format!(
+            "\x1b[{r};1Hfiller drawn on row {r} by the first line"
+        ));
+    }
+    s.push_str("\x1b8\n");
+    for k in 1..31 {
+        s.push_str(&format!("plain line {k} printed in order\n"));
+    }
+    s.push_str("  File \"calc.py\", line 52, in lookup\nKeyError: 'rate_limit'\n");
+    if let Err(e) = snip_testkit::accounted_and_idempotent(s.as_bytes(), [512, 1024, 2048, 4096]) {
+        panic!("{e}");
+    }
 }

@@ -585,6 +585,13 @@ fn build_and_shrink(
         out.extend_from_slice(&src[..h]);
         out.extend(head.cut);
         let mut floor = past_markers(&out, 0);
+        let cap = if raw_offsets {
+            Vec::new()
+        } else {
+            gap_caps(middle, &keep, floor, &next_marker, &past_markers)
+        };
+        // Whether the rows of some gap were shown because no line was left to name.
+        let mut unnamed = false;
         let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
@@ -604,13 +611,22 @@ fn build_and_shrink(
                 i,
                 j,
                 salient: &counted[lo..hi],
-                room: (floor, next_marker[j].saturating_sub(1)),
+                room: (
+                    floor,
+                    next_marker[j]
+                        .saturating_sub(1)
+                        .min(cap.get(i).copied().unwrap_or(u32::MAX)),
+                ),
             };
             if let Some(line) = gap(doc, middle, cut, &g, eol, raw, raw_offsets) {
                 floor = floor.max(line.src_last.saturating_add(1));
                 out.push(line);
                 gaps += 1;
             } else {
+                if !raw_offsets {
+                    let (lo, hi) = rows_lines(&middle[i..j]);
+                    unnamed |= lo.max(g.room.0) > hi.min(g.room.1);
+                }
                 floor = past_markers(&middle[i..j], floor);
                 out.extend_from_slice(&middle[i..j]);
             }
@@ -642,6 +658,27 @@ fn build_and_shrink(
             break;
         }
         let fits = size <= config.max_bytes;
+        if !fits
+            && droppable.is_none()
+            && unnamed
+            && config.head_bytes == 0
+            && config.tail_bytes == 0
+        {
+            // Rendered rows no marker can name are shown, and with nothing else left
+            // to give up they hold the result over the budget (a second pass would
+            // elide them): the forced island goes too, and its rows join the gaps
+            // around it, which one marker then names.
+            droppable = forced.filter(|&f| keep[f]).map(|f| {
+                let (mut q, mut e) = (f, f);
+                while q > 0 && keep[q - 1] {
+                    q -= 1;
+                }
+                while e + 1 < keep.len() && keep[e + 1] {
+                    e += 1;
+                }
+                (q, e)
+            });
+        }
         if fits || droppable.is_none() {
             doc.lines = out;
             return (!fits && forced.is_some_and(|f| keep[f])).then(|| size - config.max_bytes);
@@ -654,6 +691,59 @@ fn build_and_shrink(
         }
         doc.markers.truncate(doc.markers.len() - gaps);
     }
+}
+
+/// On rendered text, the last original line each gap of the middle may name (indexed
+/// by the gap's first line; `u32::MAX` for the last gap and for lines that start no
+/// gap). A redrawn row holds writes from many original lines, so the
+/// rows of a gap may show lines far past those of the gaps after it: a gap naming all
+/// of them would leave the later gaps nothing to name, and their rows would be shown
+/// past the budget. Each gap, in order, takes the first line it can (past the lines
+/// the gaps and marker lines before it take, within its rows' lines, short of the
+/// marker lines after it); a gap then names lines only up to the one the next gap
+/// takes.
+fn gap_caps(
+    middle: &[Line],
+    keep: &[bool],
+    mut floor: u32,
+    next_marker: &[u32],
+    past_markers: &dyn Fn(&[Line], u32) -> u32,
+) -> Vec<u32> {
+    let mut firsts: Vec<(usize, u32)> = Vec::new();
+    let mut i = 0;
+    while i < middle.len() {
+        if keep[i] {
+            floor = past_markers(&middle[i..=i], floor);
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < middle.len() && !keep[j] {
+            j += 1;
+        }
+        let (lo, hi) = rows_lines(&middle[i..j]);
+        let a = lo.max(floor);
+        if a <= hi.min(next_marker[j].saturating_sub(1)) {
+            firsts.push((i, a));
+            floor = a.saturating_add(1);
+        } else {
+            floor = past_markers(&middle[i..j], floor);
+        }
+        i = j;
+    }
+    let mut cap = vec![u32::MAX; middle.len()];
+    for w in firsts.windows(2) {
+        cap[w[0].0] = w[1].1 - 1;
+    }
+    cap
+}
+
+/// The original lines (0-based, inclusive) rendered rows `rows` show writes of: from
+/// the least line any of them shows to the greatest.
+fn rows_lines(rows: &[Line]) -> (u32, u32) {
+    rows.iter().fold((u32::MAX, 0), |(lo, hi), l| {
+        (lo.min(l.src_first), hi.max(l.src_last).max(l.src_first))
+    })
 }
 
 /// Salient lines of this priority or above that no island shows are counted, with
@@ -673,7 +763,9 @@ struct Gap<'a> {
     /// Original lines (0-based, inclusive) the gap's marker may name: past the
     /// markers before it, short of the markers after it. On rendered text a redrawn
     /// row holds writes from many original lines, so neighbouring rows' line ranges
-    /// interleave; two gaps taking their rows' whole ranges would overlap.
+    /// interleave; two gaps taking their rows' whole ranges would overlap, and one
+    /// could leave the next none (the end is short of the line the next gap takes,
+    /// see [`gap_caps`]).
     room: (u32, u32),
 }
 
@@ -712,12 +804,10 @@ fn gap(
         // Rendered rows: a row redrawn late holds writes from many original lines, so
         // the gap's first and last rows need not hold its lowest and highest lines:
         // the gap spans every line its rows show.
-        for l in &middle[i..j] {
-            a = a.min(l.src_first);
-            b = b.max(l.src_last);
-        }
-        // Name only original lines no other marker names. When none is left (every
-        // write the rows show is named by a marker around them), the rows are shown.
+        (a, b) = rows_lines(&middle[i..j]);
+        // Name only original lines no other marker names, and none a gap after it
+        // needs (see [`gap_caps`]). When none is left (every write the rows show is
+        // named by a marker around them), the rows are shown.
         a = a.max(g.room.0);
         b = b.min(g.room.1);
         if a > b {
