@@ -3,7 +3,7 @@
 //! `┃`, `│`, `║` or `|` whose cells are padded. Inputs are built here, not copied from a
 //! capture.
 //!
-//! The chosen handling (docs/markers.md, "Folded run"; docs/contract.md, guarantee 1):
+//! The chosen handling (docs/markers.md, "Box-drawn text"; docs/contract.md, guarantee 1):
 //! no rendering step rewrites the padding. Over the budget, `shape-fold` masks runs of
 //! spaces (the padding, whatever its width), numbers and name columns, so the lines of
 //! a box are one shape and a run of them folds to its first and last lines and one
