@@ -134,7 +134,9 @@ fn salient() -> &'static Salient {
 }
 
 /// Whether the match `word` at `start` of `hay` is the lowercase spelling `lower`
-/// joined to a name before it by `-`, `_`, `.`, `/` or `@`: part of a file, package or
+/// joined to a name before it by `-`, `_`, `.`, `/` or `@` (itself after a letter or a
+/// digit, so an ellipsis `Downloading...failed` or a leading `/errors` joins no name):
+/// part of a file, package or
 /// identifier name (`es-errors/index.d.ts`, `http-errors@2.0.0`,
 /// `compile/errors.d.ts`, `ref_error`, `requests.exceptions`), not a report of an
 /// error. Such a match does not count. In a listing of paths or packages these names
@@ -144,7 +146,10 @@ fn salient() -> &'static Salient {
 /// word after a space, a quote, a bracket, `=`, `:` or a letter.
 #[inline]
 fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
-    start > 0 && matches!(hay[start - 1], b'-' | b'_' | b'.' | b'/' | b'@') && word == lower
+    start > 1
+        && matches!(hay[start - 1], b'-' | b'_' | b'.' | b'/' | b'@')
+        && hay[start - 2].is_ascii_alphanumeric()
+        && word == lower
 }
 
 /// Bytes folded and searched at a time (a stack buffer).
@@ -425,7 +430,8 @@ mod tests {
     /// The matches a byte-by-byte reading gives: at each offset the first word whose
     /// lowercase form equals the folded text there; it counts if the text spells it
     /// in lower, Title or UPPER case, and (lowercase) not joined to a name before it by
-    /// `-`, `_`, `.`, `/` or `@`; the reading goes on after it either way.
+    /// `-`, `_`, `.`, `/` or `@` after a letter or digit; the reading goes on after it
+    /// either way.
     fn reference(hay: &[u8]) -> Vec<(usize, u8)> {
         let mut out = Vec::new();
         let mut i = 0;
@@ -437,7 +443,10 @@ mod tests {
             match hit {
                 Some((w, prio)) => {
                     let t = &hay[i..i + w.len()];
-                    let named = i > 0 && b"-_./@".contains(&hay[i - 1]) && t == w.as_bytes();
+                    let named = i > 1
+                        && b"-_./@".contains(&hay[i - 1])
+                        && hay[i - 2].is_ascii_alphanumeric()
+                        && t == w.as_bytes();
                     if spellings(w).iter().any(|s| s.as_slice() == t) && !named {
                         out.push((i, *prio));
                     }
@@ -526,6 +535,8 @@ mod tests {
             (b"\"error\": \"boom\"", 3),
             (b"(errno 28) no space left", 3),
             (b"-- error at line 3", 3),
+            (b"Downloading...failed", 3),
+            (b"see /errors/42 for details", 3),
         ] {
             assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
         }
