@@ -133,6 +133,25 @@ fn salient() -> &'static Salient {
     })
 }
 
+/// Whether the match `word` at `start` of `hay` is the lowercase spelling `lower`
+/// joined to a name before it by `-`, `_`, `.`, `/` or `@` (itself after a letter or a
+/// digit, so an ellipsis `Downloading...failed` or a leading `/errors` joins no name):
+/// part of a file, package or
+/// identifier name (`es-errors/index.d.ts`, `http-errors@2.0.0`,
+/// `compile/errors.d.ts`, `ref_error`, `requests.exceptions`), not a report of an
+/// error. Such a match does not count. In a listing of paths or packages these names
+/// otherwise made islands of `head-tail-elide` and split `shape-fold`'s runs, each
+/// with a marker of its own. Title and UPPER spellings still count there
+/// (`schema-utils/ValidationError`, `ERR_CONNECTION_REFUSED`), as does a lowercase
+/// word after a space, a quote, a bracket, `=`, `:` or a letter.
+#[inline]
+fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
+    start > 1
+        && matches!(hay[start - 1], b'-' | b'_' | b'.' | b'/' | b'@')
+        && hay[start - 2].is_ascii_alphanumeric()
+        && word == lower
+}
+
 /// Bytes folded and searched at a time (a stack buffer).
 const FOLD_CHUNK: usize = 4096;
 
@@ -176,7 +195,10 @@ fn scan_folded(hay: &[u8], buf: &mut [u8], mut f: impl FnMut(usize, u8)) {
         };
         s.searcher.each(folded, |start, k| {
             let word = &src[start..start + s.spellings[k][0].len()];
-            if start < limit && s.spellings[k].iter().any(|w| w.as_slice() == word) {
+            if start < limit
+                && s.spellings[k].iter().any(|w| w.as_slice() == word)
+                && !in_name(hay, at + start, word, &s.spellings[k][0])
+            {
                 f(at + start, s.priority[k]);
             }
         });
@@ -206,7 +228,8 @@ pub(crate) fn each_match_whole(
     s.searcher.each(folded, |start, k| {
         let end = start + s.spellings[k][0].len();
         let word = &hay[start..end];
-        let spelled = s.spellings[k].iter().any(|w| w.as_slice() == word);
+        let spelled = s.spellings[k].iter().any(|w| w.as_slice() == word)
+            && !in_name(hay, start, word, &s.spellings[k][0]);
         f(start, end, if spelled { s.priority[k] } else { 0 });
     });
 }
@@ -406,7 +429,9 @@ mod tests {
 
     /// The matches a byte-by-byte reading gives: at each offset the first word whose
     /// lowercase form equals the folded text there; it counts if the text spells it
-    /// in lower, Title or UPPER case, and the reading goes on after it either way.
+    /// in lower, Title or UPPER case, and (lowercase) not joined to a name before it by
+    /// `-`, `_`, `.`, `/` or `@` after a letter or digit; the reading goes on after it
+    /// either way.
     fn reference(hay: &[u8]) -> Vec<(usize, u8)> {
         let mut out = Vec::new();
         let mut i = 0;
@@ -418,7 +443,11 @@ mod tests {
             match hit {
                 Some((w, prio)) => {
                     let t = &hay[i..i + w.len()];
-                    if spellings(w).iter().any(|s| s.as_slice() == t) {
+                    let named = i > 1
+                        && b"-_./@".contains(&hay[i - 1])
+                        && hay[i - 2].is_ascii_alphanumeric()
+                        && t == w.as_bytes();
+                    if spellings(w).iter().any(|s| s.as_slice() == t) && !named {
                         out.push((i, *prio));
                     }
                     i += w.len();
@@ -461,6 +490,11 @@ mod tests {
             b"\n",
             b"abc",
             b"\xc3\xa9",
+            b"-",
+            b"/",
+            b"_",
+            b".",
+            b"@",
         ];
         for round in 0..40 {
             let mut hay = Vec::new();
@@ -472,6 +506,39 @@ mod tests {
             let got = salient_matches(&hay);
             assert_eq!(got, reference(&hay), "round {round}");
             assert!(!got.is_empty());
+        }
+    }
+
+    /// A lowercase salient word joined to a name before it (a path, a package, an
+    /// identifier) does not count; after a space, a quote, a bracket or a letter it
+    /// does, and Title and UPPER spellings count anywhere.
+    #[test]
+    fn a_lowercase_word_inside_a_name_is_not_salient() {
+        for name in [
+            &b"node_modules/es-errors/index.d.ts"[..],
+            b"node_modules/ajv/dist/compile/errors.d.ts",
+            b"\xe2\x94\x82 \xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 http-errors@2.0.0",
+            b"ii  libgpg-error0:amd64   1.46-1   amd64",
+            b"ajv/dist/runtime/validation_error.d.ts",
+            b"test_assert_rounding PASSED",
+            b"import requests.exceptions",
+            b"node_modules/@types/node/assert/strict.d.ts",
+        ] {
+            assert_eq!(salience(name), 0, "{}", String::from_utf8_lossy(name));
+        }
+        for (line, want) in [
+            (&b"src/error.rs:12:5: error: expected `;`"[..], 3),
+            (b"schema-utils/declarations/ValidationError.d.ts", 3),
+            (b"net::ERR_CONNECTION_REFUSED", 2),
+            (b"tests/test_errors.py::test_x FAILED", 3),
+            (b"level=error msg=\"disk full\"", 3),
+            (b"\"error\": \"boom\"", 3),
+            (b"(errno 28) no space left", 3),
+            (b"-- error at line 3", 3),
+            (b"Downloading...failed", 3),
+            (b"see /errors/42 for details", 3),
+        ] {
+            assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
         }
     }
 

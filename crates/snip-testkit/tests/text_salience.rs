@@ -270,3 +270,54 @@ fn the_last_traceback_end_shows_whatever_the_rendering_wrote_above_it() {
         }
     }
 }
+
+/// A listing of paths and package names, some of which hold an error word inside the
+/// name (`es-errors/`, `compile/errors.d.ts`, `ref_error`, `libgpg-error0`): those
+/// names are not error reports, so they neither split `shape-fold`'s run nor become
+/// islands; the run folds to one marker on each side of the one real error line (a
+/// `Permission denied` from the tool), which stays. Before, each such name was a
+/// salient line that stayed in the run with a marker on each side of it.
+#[test]
+fn error_words_inside_names_do_not_split_a_listing() {
+    let names = [
+        "es-errors/index",
+        "ajv/dist/compile/errors",
+        "ajv/dist/compile/ref_error",
+        "libgpg-error0/types",
+        "undici-types/mock-errors",
+        "@vitest/utils/dist/error",
+        "requests.exceptions/stub",
+        "node/assert/strict",
+    ];
+    let mut s = String::new();
+    for i in 0..1600 {
+        if i == 800 {
+            s.push_str("find: 'node_modules/.cache/locked': Permission denied\n");
+        }
+        if i % 40 == 20 {
+            let n = names[(i / 40) % names.len()];
+            s.push_str(&format!("node_modules/pkg-{i}/{n}.d.ts\n"));
+        } else {
+            s.push_str(&format!("node_modules/pkg-{i}/lib/module_{i}.d.ts\n"));
+        }
+    }
+    let cfg = Config::default();
+    assert!(s.len() > cfg.max_bytes);
+    let out = check(&s, &cfg);
+    assert!(
+        out.contains("find: 'node_modules/.cache/locked': Permission denied\n"),
+        "{out}"
+    );
+    let markers: Vec<&str> = out.lines().filter(|l| l.starts_with("[snip: ")).collect();
+    assert!(
+        markers.len() <= 2,
+        "{} markers:\n{}",
+        markers.len(),
+        markers.join("\n")
+    );
+    assert!(
+        markers.iter().all(|m| m.contains(" · shape-fold · ")),
+        "{}",
+        markers.join("\n")
+    );
+}
