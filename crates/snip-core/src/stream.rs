@@ -165,7 +165,15 @@ pub struct StreamCompressor {
     /// rendering, and its line starts: a window's big buffers are not freed (and given
     /// back to the system) only to be faulted in again for the next one.
     scratch: Option<crate::doc::Scratch>,
-    starts: Vec<usize>,
+    /// Lines are evicted as they are fed, not held in the tail ring: set while a
+    /// window's lines are fed that are known to leave the ring (see
+    /// [`StreamCompressor::bulk_end`]), the ring being empty.
+    direct: bool,
+    /// Whether the stretches of plain lines in a window's elided middle are put in the
+    /// gap in one step (off only to test them against the per-line path).
+    fast: bool,
+    /// Lines put in the gap in one step so far.
+    in_stretches: u64,
 }
 
 /// What a finished stream did, for the ledger.
@@ -221,8 +229,17 @@ impl StreamCompressor {
             held: Some(Vec::new()),
             lossless_ran: false,
             scratch: None,
-            starts: Vec::new(),
+            direct: false,
+            fast: true,
+            in_stretches: 0,
         }
+    }
+
+    /// Turns off (or on) putting stretches of plain lines in the gap in one step, so
+    /// tests can compare the output with the per-line path's. On by default.
+    #[doc(hidden)]
+    pub fn set_fast(&mut self, on: bool) {
+        self.fast = on;
     }
 
     /// The most input bytes held for the end-of-stream check: four budgets and 64 KiB
@@ -291,11 +308,27 @@ impl StreamCompressor {
     ///
     /// # Errors
     /// Only errors of `out`.
-    pub fn finish(mut self, out: &mut dyn Write) -> io::Result<StreamSummary> {
+    pub fn finish(self, out: &mut dyn Write) -> io::Result<StreamSummary> {
+        self.finish_counted(out).map(|(summary, _)| summary)
+    }
+
+    /// [`StreamCompressor::finish`], with how many window lines went to the gap in
+    /// stretches put there in one step (the rest were fed one by one).
+    ///
+    /// # Errors
+    /// Only errors of `out`.
+    #[doc(hidden)]
+    pub fn finish_counted(mut self, out: &mut dyn Write) -> io::Result<(StreamSummary, u64)> {
         let rest = std::mem::take(&mut self.pending);
         if !rest.is_empty() {
             self.window(&rest, None, out)?;
         }
+        let stretched = self.in_stretches;
+        self.finish_rest(out).map(|summary| (summary, stretched))
+    }
+
+    /// The end of [`StreamCompressor::finish`], every window read.
+    fn finish_rest(mut self, out: &mut dyn Write) -> io::Result<StreamSummary> {
         let passed_through = StreamSummary {
             bytes_in: self.total,
             ..StreamSummary::default()
@@ -313,6 +346,7 @@ impl StreamCompressor {
                     StreamCompressor::with_window(&self.config, self.window_size, self.line_cut);
                 again.lossless_ran = true;
                 again.held = None;
+                again.fast = self.fast;
                 again.push(&held, out)?;
                 return again.finish(out);
             }
@@ -445,8 +479,8 @@ impl StreamCompressor {
         );
         self.counts.merge(&l.counts);
         let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
-        let index = (!raw_offsets).then(|| RawIndex::new_in(raw, std::mem::take(&mut self.starts)));
-        let (bl, bo) = (self.base_line, self.base_off);
+        let mut index = RawLines::new(raw, raw_offsets);
+        let bl = self.base_line;
         if self.eol.is_none() {
             self.eol = Some(doc.dominant_eol());
         }
@@ -463,56 +497,253 @@ impl StreamCompressor {
                 }
             }
         }
-        let mut hits = std::mem::take(&mut self.hits);
+        let hits = std::mem::take(&mut self.hits);
         let win: &[u8] = &doc.buf;
-        for l in &lines {
-            let (text, salience) = match l.marker {
-                Some(i) => (
-                    LineText::Own(doc.markers[i as usize].render(None).into_bytes()),
-                    None,
-                ),
-                None => (LineText::Window(l.start, l.end), line_salience(l, &hits)),
-            };
-            let src = (bl + l.src_first as u64, bl + l.src_last as u64);
-            // Windows hold no markers (repeats are collapsed across the whole stream).
-            let rawr = match &index {
-                None => (
-                    bo + l.start as u64,
-                    bo + (l.end + l.eol.bytes().len()) as u64,
-                ),
-                Some(ri) => {
-                    let (a, b) = ri.bytes(l.src_first, l.src_last);
-                    (bo + a, bo + b)
-                }
-            };
-            let l = SLine {
-                text,
-                eol: l.eol,
-                src,
-                raw: rawr,
-                salience,
-            };
-            if let Err(e) = self.repeat(l, win, out) {
-                self.hits = hits;
-                self.keep_lines(win);
-                return Err(e);
-            }
-        }
+        let result = self.window_lines(&lines, win, &doc.markers, &hits, &mut index, out);
+        self.direct = false;
+        let mut hits = hits;
         hits.clear();
         self.hits = hits;
         self.keep_lines(win);
+        result?;
         // The window's buffers, for the next one.
         if let std::borrow::Cow::Owned(buf) = doc.buf {
             lines.clear();
             self.scratch = Some((buf, lines));
         }
-        if let Some(RawIndex::Full { starts, .. }) = index {
-            self.starts = starts;
-        }
         // A window cut inside a line: the next window's first line is the same line.
         self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
         self.base_off += raw.len() as u64;
         Ok(())
+    }
+
+    /// Window line `l` as the stream's line (`hits`: the window's salient-word scan).
+    fn sline(
+        &self,
+        l: &crate::doc::Line,
+        doc_markers: &[Marker],
+        hits: &[(usize, usize, u8)],
+        index: &mut RawLines,
+    ) -> SLine {
+        let (text, salience) = match l.marker {
+            Some(i) => (
+                LineText::Own(doc_markers[i as usize].render(None).into_bytes()),
+                None,
+            ),
+            None => (LineText::Window(l.start, l.end), line_salience(l, hits)),
+        };
+        let (bl, bo) = (self.base_line, self.base_off);
+        let (a, b) = index.bytes(l);
+        SLine {
+            text,
+            eol: l.eol,
+            src: (bl + u64::from(l.src_first), bl + u64::from(l.src_last)),
+            raw: (bo + a, bo + b),
+            salience,
+        }
+    }
+
+    /// Feeds a window's lines on (`win`: its rendered text; `hits`: its salient-word
+    /// scan). Once the stream is eliding, the lines before [`Self::bulk_end`] are
+    /// evicted as they are fed (they cannot stay in the tail ring), and each stretch of
+    /// them that can only join the gap ([`Self::plain_stretch`]) joins it in one step.
+    fn window_lines(
+        &mut self,
+        lines: &[crate::doc::Line],
+        win: &[u8],
+        markers: &[Marker],
+        hits: &[(usize, usize, u8)],
+        index: &mut RawLines,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        // Decided once the stream elides (at the window's start, or at the line that
+        // made it start eliding).
+        let mut bulk_end = None;
+        // Lines before this one are fed one by one (a stretch looked at ended there).
+        let mut per_line_until = 0;
+        let mut k = 0;
+        while k < lines.len() {
+            if bulk_end.is_none()
+                && self.fast
+                && !self.lossless_ran
+                && matches!(self.phase, Phase::Eliding)
+            {
+                let end = k + self.bulk_end(&lines[k..], win);
+                if end > k {
+                    // Every line in the ring is evicted before the window's lines from
+                    // `end` on are all fed: evicted now, in the same order.
+                    while let Some(e) = self.ring.pop_front() {
+                        self.ring_size -= e.size();
+                        self.evicted(e, win, out)?;
+                    }
+                    self.direct = true;
+                }
+                bulk_end = Some(end);
+            }
+            if Some(k) == bulk_end {
+                self.direct = false;
+            }
+            if self.direct && k >= per_line_until {
+                let end = bulk_end.unwrap_or(0);
+                if let Some((m, seen)) = self.plain_stretch(lines, k, end, win, hits, out)? {
+                    if m > k {
+                        self.gap_stretch(lines, k, m, hits, index);
+                        k = m;
+                        continue;
+                    }
+                    per_line_until = seen;
+                }
+            }
+            let l = self.sline(&lines[k], markers, hits, index);
+            self.repeat(l, win, out)?;
+            k += 1;
+        }
+        Ok(())
+    }
+
+    /// Where the window's lines stop being sure to leave the tail ring: the lines fed
+    /// from line `k` on (each line that is not a repeat of the one before it, a piece
+    /// of a cut line or a marker is fed, at its size) fill more than the ring holds,
+    /// so every line fed before line `k` is evicted. 0: no such line.
+    fn bulk_end(&self, lines: &[crate::doc::Line], win: &[u8]) -> usize {
+        let mut fed = 0usize;
+        for k in (1..lines.len()).rev() {
+            let (l, p) = (&lines[k], &lines[k - 1]);
+            let starts_run = l.marker.is_none()
+                && (l.eol == Eol::None
+                    || (p.marker.is_none()
+                        && (p.eol == Eol::None || win[p.start..p.end] != win[l.start..l.end])));
+            if starts_run {
+                fed += l.end - l.start + l.eol.bytes().len();
+                if fed > self.config.tail_bytes {
+                    return k;
+                }
+            }
+        }
+        0
+    }
+
+    /// The stretch of plain lines from line `k` (before `end`, lines being evicted as
+    /// they are fed) that can only join the gap, as `(m, seen)`: lines `k..m` go to the
+    /// gap with line `m - 1` as its last line, and lines up to `seen` were looked at.
+    /// A plain line holds no salient word (or no island can be afforded any more), is
+    /// no marker, no piece of a cut line and not longer than a piece, and comes after
+    /// the line before it in the original; runs of identical lines may be in the
+    /// stretch (their markers hold no salient word), not at its end. Writes what the
+    /// run pending before line `k` gives, as the per-line path does when line `k`
+    /// comes. `None`: line `k` is not the start of one.
+    fn plain_stretch(
+        &mut self,
+        lines: &[crate::doc::Line],
+        k: usize,
+        end: usize,
+        win: &[u8],
+        hits: &[(usize, usize, u8)],
+        out: &mut dyn Write,
+    ) -> io::Result<Option<(usize, usize)>> {
+        let text = |l: &crate::doc::Line| &win[l.start..l.end];
+        let piece = (self.config.tail_bytes / 4).clamp(256, ISLAND_LINE_MAX);
+        let plain = |l: &crate::doc::Line| {
+            l.marker.is_none() && l.eol != Eol::None && l.end - l.start <= piece
+        };
+        let first = &lines[k];
+        if self.lossless_ran || !plain(first) {
+            return Ok(None);
+        }
+        if let Some(r) = self.run.first() {
+            if r.bytes(win) == text(first) {
+                return Ok(None);
+            }
+        }
+        // Line `k` ends the pending run, as it would coming through `repeat`.
+        self.flush_run(win, out)?;
+        if self.after > 0 {
+            return Ok(None);
+        }
+        let mut h = hits.partition_point(|&(_, b, _)| b <= first.start);
+        // `m`: the stretch so far (its last line not a repeat, the next line not a
+        // repeat of it); `run`: how many identical lines end at `j - 1`.
+        let (mut m, mut repeated, mut repeated_at_m) = (k, false, false);
+        let mut run = 0usize;
+        let mut j = k;
+        while j < lines.len() {
+            let l = &lines[j];
+            // Line `j` joins the run of line `j - 1` (a marker's text is not looked at:
+            // it may).
+            let same = j > k
+                && (l.marker.is_some() || (l.eol != Eol::None && text(&lines[j - 1]) == text(l)));
+            if !same {
+                // A run of `run` lines ended at `j - 1`.
+                if run >= self.config.repeat_min.max(3) {
+                    repeated = true;
+                }
+                if run == 1 {
+                    (m, repeated_at_m) = (j, repeated);
+                }
+                run = 0;
+            }
+            if j >= end || !plain(l) {
+                break;
+            }
+            if j > k {
+                let p = &lines[j - 1];
+                if l.start < p.end || l.src_first <= p.src_last {
+                    break;
+                }
+            }
+            if !hits.is_empty() {
+                while hits[h].1 <= l.start {
+                    h += 1;
+                }
+                // The sentinel's start is past every line.
+                if hits[h].0 < l.end {
+                    break;
+                }
+            }
+            run += 1;
+            j += 1;
+        }
+        self.repeated |= repeated_at_m;
+        Ok(Some((m, j.max(k + 1))))
+    }
+
+    /// Lines `k..m`, a stretch [`Self::plain_stretch`] found, into the gap: what the
+    /// per-line path does evicting them one by one, none of them an island or context
+    /// (the gap's last line goes to the gap, line `m - 1` becomes its last line).
+    fn gap_stretch(
+        &mut self,
+        lines: &[crate::doc::Line],
+        k: usize,
+        m: usize,
+        hits: &[(usize, usize, u8)],
+        index: &mut RawLines,
+    ) {
+        self.in_stretches += (m - k) as u64;
+        if let Some(t) = self.gap_tail.take() {
+            self.add_to_gap(t);
+        }
+        if m - k >= 2 {
+            // The lines come one after the other in the original: the first one's
+            // start and the last one's end are the span's.
+            let (f, l) = (&lines[k], &lines[m - 2]);
+            let (bl, bo) = (self.base_line, self.base_off);
+            let (a, b) = index.span(f, l);
+            let src = (bl + u64::from(f.src_first), bl + u64::from(l.src_last));
+            self.gap.first = Some(match self.gap.first {
+                None => (src.0, bo + a),
+                Some((x, y)) => (x.min(src.0), y.min(bo + a)),
+            });
+            let (x, y) = self.gap.last;
+            self.gap.last = if self.gap.lines == 0 {
+                (src.1, bo + b)
+            } else {
+                (x.max(src.1), y.max(bo + b))
+            };
+            self.gap.lines += (m - 1 - k) as u64;
+        }
+        let no_markers: &[Marker] = &[];
+        self.gap_tail = Some(self.sline(&lines[m - 1], no_markers, hits, index));
+        self.after = 0;
     }
 
     /// `repeat-collapse` across the whole stream: a run of identical lines keeps its
@@ -673,6 +904,10 @@ impl StreamCompressor {
     }
 
     fn push_ring(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        if self.direct {
+            // Known to leave the ring, which is empty: evicted as it comes.
+            return self.evicted(l, win, out);
+        }
         self.ring_size += l.size();
         self.ring.push_back(l);
         while self.ring_size > self.config.tail_bytes && self.ring.len() > 1 {
@@ -846,6 +1081,138 @@ impl StreamCompressor {
     }
 }
 
+/// The original byte ranges of a window's lines (0-based, half-open, from the window's
+/// start): the rendered text's own offsets when it is the window's bytes, else each
+/// line's start found by counting newlines forward from the last one asked for (a
+/// window's lines are asked for in order, and the lines a stretch puts in the gap are
+/// never asked for), with a whole index of the window built only if a line is asked
+/// for before the last one.
+enum RawLines<'a> {
+    /// The rendered text is the window's bytes.
+    Same,
+    /// `nl` newlines of `raw` come before offset `at`; `last`: the last line start
+    /// found, `(line, offset)`.
+    Forward {
+        raw: &'a [u8],
+        nl: u32,
+        at: usize,
+        last: (u32, usize),
+        hint: usize,
+    },
+    Full(RawIndex<'a>),
+}
+
+impl<'a> RawLines<'a> {
+    fn new(raw: &'a [u8], same: bool) -> RawLines<'a> {
+        if same {
+            RawLines::Same
+        } else {
+            RawLines::Forward {
+                raw,
+                nl: 0,
+                at: 0,
+                last: (0, 0),
+                hint: 0,
+            }
+        }
+    }
+
+    /// The next line asked for is likely past the next `bytes` bytes (a guess that
+    /// only saves time: the newlines in them are counted in one step when there are
+    /// fewer than the line asked for needs).
+    fn hint(&mut self, bytes: usize) {
+        if let RawLines::Forward { hint, .. } = self {
+            *hint = bytes;
+        }
+    }
+
+    /// Original bytes of window lines `f` to `l`, which come one after the other in the
+    /// original (their source lines increase): from `f`'s start to `l`'s end.
+    fn span(&mut self, f: &crate::doc::Line, l: &crate::doc::Line) -> (u64, u64) {
+        if let RawLines::Same = self {
+            return (f.start as u64, (l.end + l.eol.bytes().len()) as u64);
+        }
+        let s = self.start(f.src_first);
+        // As many bytes as the lines' text takes in the original when they were copied
+        // as they are: the newlines in them (all but `l`'s) counted in one step.
+        self.hint(l.end - f.start);
+        let e = self.start(l.src_last.saturating_add(1));
+        (s as u64, e.max(s) as u64)
+    }
+
+    /// Original bytes of window line `l`, its line ending included.
+    fn bytes(&mut self, l: &crate::doc::Line) -> (u64, u64) {
+        match self {
+            RawLines::Same => (l.start as u64, (l.end + l.eol.bytes().len()) as u64),
+            _ => {
+                let s = self.start(l.src_first);
+                let e = self.start(l.src_last.saturating_add(1));
+                (s as u64, e.max(s) as u64)
+            }
+        }
+    }
+
+    /// Where original line `line` (window-relative) starts: after the window's
+    /// `line`-th newline, the window's end past the last line (as [`RawIndex`]).
+    fn start(&mut self, line: u32) -> usize {
+        let RawLines::Forward {
+            raw,
+            nl,
+            at,
+            last,
+            hint,
+        } = self
+        else {
+            return match self {
+                RawLines::Full(ri) => ri.bytes(line, line).0 as usize,
+                _ => unreachable!("only asked of an index"),
+            };
+        };
+        let raw: &'a [u8] = raw;
+        if line == 0 {
+            return 0;
+        }
+        if line == last.0 {
+            return last.1;
+        }
+        if line <= *nl {
+            // Backwards (a cursor move drew an earlier row): a whole index from now on.
+            *self = RawLines::Full(RawIndex::new(raw));
+            return self.start(line);
+        }
+        let mut d = (line - *nl) as usize;
+        let h = std::mem::take(hint).min(raw.len() - *at);
+        if h > 0 {
+            let c = memchr::memchr_iter(b'\n', &raw[*at..*at + h]).count();
+            if c < d {
+                *at += h;
+                *nl += c as u32;
+                d -= c;
+            }
+        }
+        // Whole blocks with fewer newlines than are still to pass, counted.
+        const BLOCK: usize = 4096;
+        while d > 64 && raw.len() - *at > BLOCK {
+            let c = memchr::memchr_iter(b'\n', &raw[*at..*at + BLOCK]).count();
+            if c >= d {
+                break;
+            }
+            *at += BLOCK;
+            *nl += c as u32;
+            d -= c;
+        }
+        match memchr::memchr_iter(b'\n', &raw[*at..]).nth(d - 1) {
+            Some(p) => {
+                *at += p + 1;
+                *nl = line;
+                *last = (line, *at);
+                *at
+            }
+            None => raw.len(),
+        }
+    }
+}
+
 /// The salience of window line `l` from the window's scan `hits` (the searcher's
 /// matches in `buf` as half-open offsets with their priority, in order, ending with a
 /// `usize::MAX` sentinel), when that scan stands for a scan of the line alone: its
@@ -876,6 +1243,32 @@ fn line_salience(l: &crate::doc::Line, hits: &[(usize, usize, u8)]) -> Option<u8
 mod tests {
     use super::*;
     use crate::doc::Line;
+
+    /// A repeat marker holds no salient word, whatever its numbers: a run's marker
+    /// never becomes an island, so a stretch put in the gap in one step may hold runs.
+    #[test]
+    fn repeat_markers_are_never_salient() {
+        for (count, a, b) in [
+            (1, 1, 2),
+            (99, 0, 100),
+            (u64::MAX, u64::MAX - 2, u64::MAX - 1),
+        ] {
+            let m = Marker {
+                what: format!("previous line repeated {count} more times"),
+                rule: RuleId::RepeatCollapse,
+                lines: Some((a + 1, b + 1)),
+                bytes: None,
+                recovery: Recovery::Lossless(RestoreCall::Lines {
+                    start: a + 1,
+                    end: b + 1,
+                }),
+            };
+            let text = m.render(None);
+            assert_eq!(salience::salience(text.as_bytes()), 0, "{text}");
+            // Never cut into pieces either (a piece is at least 256 bytes).
+            assert!(text.len() < 256, "{text}");
+        }
+    }
 
     /// A line's salience from the window's one scan is the line's own scan whenever
     /// it is given: on lines laid next to each other (as rendered lines are) and

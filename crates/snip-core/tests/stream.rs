@@ -303,3 +303,176 @@ fn a_rendering_snip_made_passes_the_stream_unchanged() {
     }
     assert!(left_whole > 0, "no run was left whole by the first pass");
 }
+
+/// The stream's output and summary with windows of `window` bytes (lines cut at twice
+/// that), pushed in chunks of the sizes in `sizes` (cycled), with stretches of plain
+/// lines put in the gap in one step (`fast`) or every line fed one by one.
+fn stream_both_ways(
+    input: &[u8],
+    cfg: &Config,
+    window: usize,
+    sizes: &[usize],
+    fast: bool,
+) -> (Vec<u8>, snip_core::stream::StreamSummary) {
+    let mut s = StreamCompressor::with_window(cfg, window, window * 2);
+    s.set_fast(fast);
+    let mut out = Vec::new();
+    let (mut rest, mut k) = (input, 0);
+    while !rest.is_empty() {
+        let n = sizes[k % sizes.len()].clamp(1, rest.len());
+        s.push(&rest[..n], &mut out).unwrap();
+        rest = &rest[n..];
+        k += 1;
+    }
+    let (summary, stretched) = s.finish_counted(&mut out).unwrap();
+    STRETCHED.with(|c| c.set(c.get() + stretched));
+    (out, summary)
+}
+
+thread_local! {
+    /// Lines the stream put in the gap in stretches, over the runs of this thread.
+    static STRETCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn assert_same_both_ways(input: &[u8], cfg: &Config, window: usize, sizes: &[usize], what: &str) {
+    let (fast, fast_summary) = stream_both_ways(input, cfg, window, sizes, true);
+    let (slow, slow_summary) = stream_both_ways(input, cfg, window, sizes, false);
+    assert!(
+        fast == slow,
+        "{what}, budget {}, window {window}, pushes {sizes:?}:\n--- per line\n{}\n--- fast\n{}",
+        cfg.max_bytes,
+        String::from_utf8_lossy(&slow),
+        String::from_utf8_lossy(&fast)
+    );
+    assert_eq!(fast_summary, slow_summary, "{what}");
+}
+
+/// Lines of a log for the stream's elided middle: plain lines, salient lines of many
+/// shapes, runs of identical lines (long enough to cross windows), long lines (cut
+/// into pieces), progress redraws, colour, a cursor move up, CRLF endings, blank lines.
+fn middle_line() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        8 => "[a-z0-9 ]{0,60}".prop_map(|s| format!("{s}\n").into_bytes()),
+        2 => ("[a-z]{1,12}", 0u32..5).prop_map(|(w, k)| {
+            let word = ["error", "failed", "warning", "not found", "panicked"][k as usize];
+            format!("{w} {word}: in {w}.rs\n").into_bytes()
+        }),
+        2 => ("[a-z ]{0,30}", 1usize..40).prop_map(|(s, n)| format!("{s}\n").repeat(n).into_bytes()),
+        1 => "[a-z]{200,2500}".prop_map(|s| format!("{s}\n").into_bytes()),
+        1 => "[a-z]{0,20}".prop_map(|s| format!("{s} 10%\r{s} 50%\r{s} done\n").into_bytes()),
+        1 => Just(b"\x1b[32mok\x1b[0m compiled\n".to_vec()),
+        1 => Just(b"row\n\x1b[1Aagain\n".to_vec()),
+        1 => "[a-z]{0,20}".prop_map(|s| format!("{s}\r\n").into_bytes()),
+        1 => Just(b"\n".to_vec()),
+        1 => "[a-z]{1,20}".prop_map(|s| format!("[snip: previous line repeated 3 more times · repeat-collapse · lines 1-3 · lossless]\n{s}\n").into_bytes()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Issue 19: the stream puts stretches of plain lines in its elided middle into the
+    /// gap in one step; the output and the summary are those of feeding every line
+    /// one by one, in any window size, budget and chunking.
+    #[test]
+    fn stretches_in_the_gap_give_the_per_line_output(
+        lines in prop::collection::vec(middle_line(), 50..1500),
+        tail in prop::option::of("[a-z]{0,30}"),
+        budget in 300usize..6000,
+        window in 128usize..16384,
+        sizes in prop::collection::vec(1usize..20000, 1..4),
+    ) {
+        let mut input = lines.concat();
+        if let Some(t) = tail {
+            input.extend_from_slice(t.as_bytes());
+        }
+        let cfg = Config::with_budget(budget);
+        assert_same_both_ways(&input, &cfg, window, &sizes, "generated");
+    }
+}
+
+/// Issue 19: on every capture of `fixtures/corpus` and `fixtures/corpus-new`, the
+/// stream's output with stretches put in the gap in one step is the per-line path's,
+/// at windows of 4,096, 64, 300 bytes and 1 MiB, budgets of 2,000, 6,000 bytes and the
+/// default, pushed in 1,000, 7, 333 and 65,536 bytes.
+#[test]
+fn stretches_in_the_gap_give_the_per_line_output_on_the_corpus() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut files = 0;
+    for dir in ["corpus", "corpus-new"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e != "md" && e != "tsv"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let input = std::fs::read(&p).unwrap();
+            files += 1;
+            let mut combo = 0;
+            for window in [4096, 64, 300, 1 << 20] {
+                for cfg in [
+                    Config::with_budget(2000),
+                    Config::with_budget(6000),
+                    Config::default(),
+                ] {
+                    let sizes = [[1000], [7], [333], [65536]][combo % 4];
+                    combo += 1;
+                    assert_same_both_ways(&input, &cfg, window, &sizes, &p.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(files >= 70, "{files} captures");
+    // The stretches were taken (these lines did not go one by one).
+    let stretched = STRETCHED.with(std::cell::Cell::get);
+    assert!(stretched > 40_000, "{stretched} lines in stretches");
+}
+
+/// Issue 19: in a long log's elided middle, lines are put in the gap in stretches, not
+/// fed one by one through the repeat run, the tail ring and the gap (~440
+/// instructions a line): here all but the lines of the head, the tail, the error, the
+/// repeat runs and a few at each window's end (at most 2%).
+#[test]
+fn a_long_logs_middle_goes_to_the_gap_in_stretches() {
+    let mut input = Vec::new();
+    for i in 0..400_000 {
+        if i % 1000 == 999 {
+            input.extend_from_slice(b"    Compiling serde v1.0.219\n".repeat(5).as_slice());
+        }
+        if i == 200_000 {
+            input.extend_from_slice(b"error[E0308]: mismatched types in the middle\n");
+        }
+        input.extend_from_slice(format!("worker {} processed item {i}\n", i % 7).as_bytes());
+    }
+    let mut s = StreamCompressor::new(&Config::default());
+    let mut out = Vec::new();
+    for c in input.chunks(64 * 1024) {
+        s.push(c, &mut out).unwrap();
+    }
+    let (_, stretched) = s.finish_counted(&mut out).unwrap();
+    let lines = memchr::memchr_iter(b'\n', &input).count() as u64;
+    assert!(
+        stretched * 50 >= lines * 49,
+        "{stretched} of {lines} lines in stretches"
+    );
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("error[E0308]: mismatched types in the middle\n"));
+    assert_eq!(text.matches("elided").count(), 2, "{text}");
+}
+
+/// A run of identical lines only in the elided middle, put in the gap within a
+/// stretch, still counts in the summary (`repeat-collapse` collapsed it), as it does
+/// fed line by line.
+#[test]
+fn a_run_put_in_the_gap_in_a_stretch_counts_as_collapsed() {
+    let mut input = log(20_000, 0);
+    let mut middle = b"GET /healthz 200\n".repeat(4);
+    middle.extend_from_slice(&log(20_000, 0));
+    input.extend_from_slice(&middle);
+    for window in [4096, 1 << 20] {
+        assert_same_both_ways(&input, &Config::default(), window, &[65536], "one run");
+        let (_, summary) = stream_both_ways(&input, &Config::default(), window, &[65536], true);
+        assert!(summary.rules.contains(&"repeat-collapse"), "{summary:?}");
+    }
+}

@@ -374,7 +374,9 @@ impl Term {
             let at = buf.len();
             buf.extend_from_slice(&input[i..end]);
             let mut start = i;
-            for p in memchr::memchr_iter(b'\n', &input[i..end]) {
+            // A mask of each 32-byte block, bit by bit: a search call per line costs
+            // more on lines a few dozen bytes long.
+            for p in crate::text::Newlines::new(&input[i..end]) {
                 let p = i + p;
                 self.out.lines.push(Line {
                     start: at + (start - i),
