@@ -173,9 +173,16 @@ impl Config {
             ));
         }
         if c.head_bytes + c.tail_bytes > c.max_bytes {
+            // Blame the variable the user set: the tail when only it was set.
+            let given = |name: &str| lookup(name).is_some_and(|v| !v.trim().is_empty());
+            let (name, value) = if given("SNIP_TAIL_BYTES") && !given("SNIP_HEAD_BYTES") {
+                ("SNIP_TAIL_BYTES", c.tail_bytes)
+            } else {
+                ("SNIP_HEAD_BYTES", c.head_bytes)
+            };
             return Err(ConfigError::new(
-                "SNIP_HEAD_BYTES",
-                &c.head_bytes.to_string(),
+                name,
+                &value.to_string(),
                 "SNIP_HEAD_BYTES + SNIP_TAIL_BYTES at most SNIP_MAX_BYTES",
             ));
         }
@@ -288,6 +295,21 @@ mod tests {
         Config::from_lookup(|k| (k == name).then(|| value.clone()))
             .expect_err("a bad value is refused")
             .to_string()
+    }
+
+    /// Head and tail over the budget: the error names the variable that was set.
+    #[test]
+    fn head_and_tail_over_the_budget_blame_the_variable_set() {
+        let e = error("SNIP_TAIL_BYTES", "1000000");
+        assert!(e.starts_with("SNIP_TAIL_BYTES=\"1000000\""), "{e}");
+        let e = error("SNIP_HEAD_BYTES", "1000000");
+        assert!(e.starts_with("SNIP_HEAD_BYTES=\"1000000\""), "{e}");
+        let both = Config::from_lookup(|k| {
+            matches!(k, "SNIP_HEAD_BYTES" | "SNIP_TAIL_BYTES").then(|| "20000".to_string())
+        })
+        .expect_err("40,000 bytes of head and tail exceed the default budget")
+        .to_string();
+        assert!(both.starts_with("SNIP_HEAD_BYTES="), "{both}");
     }
 
     /// Each variable's error names it and the unit it counts.

@@ -234,8 +234,9 @@ impl StoreOptions {
             let v = at_least_one("SNIP_STORE_MAX_ENTRIES", v, "a whole number >= 1")?;
             o.max_entries = usize::try_from(v).unwrap_or(usize::MAX);
         }
-        if let Some(v) = number(&get, "SNIP_STORE_MAX_ENTRY_BYTES", bytes)? {
-            o.max_entry_bytes = at_least_one("SNIP_STORE_MAX_ENTRY_BYTES", v, bytes)?;
+        let entry = "a whole number of bytes >= 1, e.g. 33554432";
+        if let Some(v) = number(&get, "SNIP_STORE_MAX_ENTRY_BYTES", entry)? {
+            o.max_entry_bytes = at_least_one("SNIP_STORE_MAX_ENTRY_BYTES", v, entry)?;
         }
         let cap = "a whole number of bytes >= 4 (at most 65536 is used)";
         if let Some(v) = number(&get, "SNIP_RECOVERY_MAX_BYTES", cap)? {
