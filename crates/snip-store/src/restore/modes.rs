@@ -188,6 +188,10 @@ impl Ctx<'_> {
         r.total_matches = Some(hits.len() as u64);
         let mut out = String::new();
         let mut shown = Vec::new();
+        // The cap holds the content and the `matches` entries together: each shown hit
+        // adds its `{"line":N,"byte":B},` to the answer.
+        let entry = |h: &SearchMatch| format!("{{\"line\":{},\"byte\":{}}},", h.line, h.byte).len();
+        let mut meta = 0usize;
         let mut last_shown_line = 0u64;
         let mut i = 0;
         while i < hits.len() {
@@ -207,6 +211,7 @@ impl Ctx<'_> {
             }
             // Lines of the group while they fit; `fit` counts the hits among them.
             let mut fit = i;
+            let mut gmeta = 0usize;
             let mut cut = false;
             let mut line = String::new();
             for n in g0..=g1 {
@@ -217,11 +222,13 @@ impl Ctx<'_> {
                 line.push_str(&format!("{n}{}", if hit.is_some() { ':' } else { '-' }));
                 line.push_str(&window(&all[ls..le], at, query.len()));
                 line.push('\n');
-                if out.len() + text.len() + line.len() > self.cap {
+                let hit_meta = hit.map_or(0, entry);
+                if out.len() + meta + text.len() + gmeta + line.len() + hit_meta > self.cap {
                     cut = true;
                     break;
                 }
                 text.push_str(&line);
+                gmeta += hit_meta;
                 if hit.is_some() {
                     fit += 1;
                 }
@@ -245,7 +252,7 @@ impl Ctx<'_> {
                         h.line,
                         window(&all[ls..le], Some(h.byte as usize - ls), query.len())
                     );
-                    truncate_on_char(&mut t, self.cap);
+                    truncate_on_char(&mut t, self.cap.saturating_sub(entry(h)));
                     out = t;
                     shown.push(h.clone());
                     i += 1;
@@ -253,6 +260,7 @@ impl Ctx<'_> {
                 break;
             }
             out.push_str(&text);
+            meta += gmeta;
             shown.extend(hits[i..j].iter().cloned());
             last_shown_line = g1;
             i = j;
