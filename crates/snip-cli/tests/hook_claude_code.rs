@@ -699,6 +699,42 @@ fn a_store_that_cannot_keep_originals_is_told_once_per_session() {
     );
 }
 
+/// A setting that is not valid makes the hook pass outputs unchanged; the user is told
+/// which one through `systemMessage`, once per session.
+#[test]
+fn a_bad_setting_is_told_once_per_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let told = tmp.path().join("tmp");
+    std::fs::create_dir(&told).unwrap();
+    let big: String = (0..5000).map(|i| format!("row {i:06} ok\n")).collect();
+    let mut payload = post(
+        "Bash",
+        json!({"stdout": big, "stderr": "", "interrupted": false}),
+    );
+    payload["session_id"] = "s".into();
+    let run = || -> Value {
+        let out = hook_with(
+            &store,
+            payload.to_string().as_bytes(),
+            &[
+                ("SNIP_TAIL_BYTES", OsStr::new("lots")),
+                ("TMPDIR", told.as_os_str()),
+            ],
+        );
+        assert_eq!(out.code, Some(0));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let first = run();
+    let msg = first["systemMessage"].as_str().expect("a systemMessage");
+    assert!(
+        msg.contains("SNIP_TAIL_BYTES=\"lots\"") && !msg.contains('\n'),
+        "{msg}"
+    );
+    assert!(first.get("hookSpecificOutput").is_none(), "{first}");
+    assert!(run().get("systemMessage").is_none(), "told twice");
+}
+
 /// An output over the store's entry cap reaches the model whole; the user's
 /// `systemMessage` names that cap and the variable that raises it, not a broken store.
 #[test]

@@ -578,16 +578,19 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// When the store could not keep an original (so an output reached the model whole),
-/// adds Claude Code's `systemMessage` to the reply, shown to the user, once per session
-/// (`session_id`): a marker file `snip-told-<uid>-<session hash>` in the temp directory,
-/// created exclusively, records that the session was told.
+/// When a setting is not valid (so outputs pass unchanged) or the store could not keep
+/// an original (so an output reached the model whole), adds Claude Code's
+/// `systemMessage` to the reply, shown to the user, once per session (`session_id`): a
+/// marker file `snip-told-<uid>-<session hash>` in the temp directory, created
+/// exclusively, records that the session was told.
 pub fn tell_once(
     reply: Option<serde_json::Value>,
     payload: &serde_json::Value,
 ) -> Option<serde_json::Value> {
-    let Some(why) = engine::store_failure() else {
-        return reply;
+    let message = match (engine::setting_error(), engine::store_failure()) {
+        (Some(e), _) => setting_message(e),
+        (None, Some(why)) => store_failure_message(why),
+        (None, None) => return reply,
     };
     let session = payload
         .get("session_id")
@@ -609,8 +612,16 @@ pub fn tell_once(
         return reply;
     }
     let mut reply = reply.unwrap_or_else(|| serde_json::json!({}));
-    reply["systemMessage"] = store_failure_message(why).into();
+    reply["systemMessage"] = message.into();
     Some(reply)
+}
+
+/// The `systemMessage` for outputs passed through unchanged because a setting is not
+/// valid (`error`, the setting's one-line error).
+pub fn setting_message(error: &str) -> String {
+    format!(
+        "snip: tool outputs reach the model uncompressed because a setting is not valid: {error}. Said once per session."
+    )
 }
 
 /// The `systemMessage` for an output that reached the model uncompressed because the

@@ -49,6 +49,16 @@ pub fn store_failure() -> Option<&'static str> {
     NOT_KEPT.get().map(String::as_str)
 }
 
+/// The first settings error this process met (outputs then pass unchanged), recorded
+/// by [`crate::common::core_config`].
+pub(crate) static BAD_SETTING: OnceLock<String> = OnceLock::new();
+
+/// The settings error that made this process pass outputs through unchanged (a
+/// `SNIP_*` variable that is not valid, in its one-line form); `None` otherwise.
+pub fn setting_error() -> Option<&'static str> {
+    BAD_SETTING.get().map(String::as_str)
+}
+
 /// The restore tool's name as this process's host shows it to the model (see
 /// [`set_restore_tool`]); unset: `snip_restore`, the MCP server's own name.
 static RESTORE_TOOL: OnceLock<&'static str> = OnceLock::new();

@@ -42,10 +42,13 @@ pub use error::{Error, Result};
 mod common {
     /// The core configuration from `SNIP_*` environment variables (read on every call),
     /// with the host's name for the restore tool (see [`crate::engine::set_restore_tool`])
-    /// unless `SNIP_RESTORE_TOOL` names one.
+    /// unless `SNIP_RESTORE_TOOL` names one. An error is remembered for the host to tell
+    /// the user (see [`crate::engine::setting_error`]).
     pub fn core_config() -> Result<snip_core::Config, snip_core::ConfigError> {
         let lookup = |k: &str| std::env::var(k).ok();
-        let mut c = snip_core::Config::from_lookup(lookup)?;
+        let mut c = snip_core::Config::from_lookup(lookup).inspect_err(|e| {
+            let _ = crate::engine::BAD_SETTING.set(e.to_string());
+        })?;
         if let Some(tool) = crate::engine::host_restore_tool() {
             if lookup("SNIP_RESTORE_TOOL").is_none_or(|v| v.trim().is_empty()) {
                 c.restore_tool = tool.to_string();
