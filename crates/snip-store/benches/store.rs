@@ -49,6 +49,34 @@ fn put_1mb(c: &mut Criterion) {
     });
 }
 
+/// A new ~50 KB original (a typical tool output; the hooks' common case): each put
+/// writes a new entry. One store on tmpfs (`/dev/shm`, when there is one) and one in
+/// the temp directory (`$TMPDIR`, else `/tmp`: a disk here), default caps, so once the
+/// store is full each put also pays its share of eviction and rescans.
+fn put_new_50kb(c: &mut Criterion) {
+    let mut bases = vec![("temp dir", std::env::temp_dir())];
+    if std::path::Path::new("/dev/shm").is_dir() {
+        bases.push(("tmpfs", std::path::PathBuf::from("/dev/shm")));
+    }
+    let mut original = log_text(50_000, 5);
+    for (what, base) in bases {
+        let dir = tempfile::tempdir_in(&base).expect("temp dir");
+        let store = Store::open(&StoreOptions::in_dir(dir.path().join("store"))).expect("open");
+        let mut i: u64 = 0;
+        c.bench_function(&format!("put a new 50 KB original ({what})"), |b| {
+            b.iter_batched(
+                || {
+                    i += 1;
+                    original[..8].copy_from_slice(&i.to_le_bytes());
+                    original.clone()
+                },
+                |o| store.put(&o).expect("put"),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+}
+
 /// The hashing share of a put: SHA-256 of the original, then the keyed id.
 fn id_1mb(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -109,5 +137,12 @@ fn lines_page(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, put_1mb, id_1mb, restore_page, lines_page);
+criterion_group!(
+    benches,
+    put_new_50kb,
+    put_1mb,
+    id_1mb,
+    restore_page,
+    lines_page
+);
 criterion_main!(benches);

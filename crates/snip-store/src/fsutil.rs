@@ -104,6 +104,14 @@ pub fn open_private_file(path: &Path) -> Result<File, StoreError> {
 /// # Errors
 /// [`StoreError::Io`] or [`StoreError::Refused`].
 pub fn open_rw_create(path: &Path, append: bool) -> Result<File, StoreError> {
+    open_rw_create_len(path, append).map(|(f, _)| f)
+}
+
+/// [`open_rw_create`], with the file's length from the check (no second `fstat`).
+///
+/// # Errors
+/// As [`open_rw_create`].
+pub fn open_rw_create_len(path: &Path, append: bool) -> Result<(File, u64), StoreError> {
     let mut o = OpenOptions::new();
     o.read(true)
         .create(true)
@@ -115,13 +123,13 @@ pub fn open_rw_create(path: &Path, append: bool) -> Result<File, StoreError> {
         o.write(true);
     }
     let f = o.open(path).ctx("open", path)?;
-    check_private(&f, path)?;
-    Ok(f)
+    let len = check_private(&f, path)?.len();
+    Ok((f, len))
 }
 
 /// Refuses an open store file that is not a regular file owned by this user with no
 /// group or other permission bits.
-fn check_private(f: &File, path: &Path) -> Result<(), StoreError> {
+fn check_private(f: &File, path: &Path) -> Result<fs::Metadata, StoreError> {
     let md = f.metadata().ctx("inspect", path)?;
     let refuse = |reason: String| StoreError::refused(path, &reason);
     if !md.is_file() {
@@ -140,7 +148,7 @@ fn check_private(f: &File, path: &Path) -> Result<(), StoreError> {
             ),
         });
     }
-    Ok(())
+    Ok(md)
 }
 
 /// Milliseconds since the Unix epoch (0 for times before it).

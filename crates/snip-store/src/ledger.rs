@@ -247,8 +247,7 @@ impl Store {
             .map_err(|e| StoreError::io("encode a row for", &path, std::io::Error::other(e)))?;
         line.push(b'\n');
         let _lock = self.lock()?;
-        let mut f = fsutil::open_rw_create(&path, true)?;
-        let before = f.metadata().ctx("inspect", &path)?.len();
+        let (mut f, before) = fsutil::open_rw_create_len(&path, true)?;
         if before > 0 && !ends_with_newline(&f, before) {
             line.insert(0, b'\n');
         }

@@ -4,19 +4,26 @@
 //!
 //! ```text
 //! key              32 random bytes: the HMAC key of ids
-//! lock             flock(2) target; holds the usage counters (JSON)
+//! lock             flock(2) target; holds the usage counters (one JSON record padded
+//!                  with spaces to 160 bytes, rewritten in place)
 //! objects/         0700
 //!   sn_<24 hex>    one original: 116-byte header + the bytes (see `entry`)
-//!   .new-*         a temp file just created, before its writer has locked it
-//!   .tmp-*         an original being written (renamed into place when complete);
-//!                  locked by its writer from before it has this name
+//!   .new-*         a large original's temp file just created, before its writer has
+//!                  locked it
+//!   .tmp-*         an original being written (renamed into place when complete):
+//!                  a small one's writer holds the store lock while it exists, a
+//!                  large one's holds the file itself locked from before it has
+//!                  this name
 //! ledger.jsonl     the savings ledger; ledger.jsonl.1 is the previous one
 //! ```
 //!
-//! Writers write a temp file (locked with flock while written) outside the store
-//! lock, then take the store lock, rename it into place and update the usage counters;
-//! readers never lock. An entry name appears only when its file is complete, so a
-//! reader sees a whole entry or none.
+//! A small original (under 256 KiB) is written under one hold of the store lock:
+//! counters read, counters written (already counting the new entry), temp file
+//! written, renamed into place. A large one is written to a temp file (locked with
+//! flock while written) outside the store lock, between a reservation and its
+//! settlement, each under the store lock. Readers never lock. An entry name appears
+//! only when its file is complete, so a reader sees a whole entry or none. Every
+//! cleaner of temp files holds the store lock, so it never sees a small writer's.
 
 use crate::entry::{self, Entry, HEADER_LEN};
 use crate::error::{IoContext, StoreError};
@@ -26,7 +33,7 @@ use crate::options::StoreOptions;
 use fs4::fs_std::FileExt as _;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
-use std::io::{ErrorKind, Read, Seek, Write};
+use std::io::{ErrorKind, IoSlice, Write};
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -37,6 +44,10 @@ const RESCAN_EVERY_PUTS: u64 = 256;
 const RESCAN_EVERY: Duration = Duration::from_secs(600);
 /// Originals at least this large (bytes) are hashed on a second thread while written.
 const PARALLEL_HASH_MIN: usize = 256 * 1024;
+/// Length of the usage record in the lock file: its JSON (at most 154 bytes) padded
+/// with spaces and ending with a newline, so that it is rewritten by one `pwrite`
+/// over the last one, never truncated.
+const USAGE_RECORD_LEN: usize = 160;
 /// A temp file left this long and not locked by a writer is from a dead writer.
 const STALE_TEMP_AGE: Duration = Duration::from_secs(2);
 /// Name prefix of a temp file before its writer has locked it.
@@ -297,30 +308,28 @@ impl Store {
             return Ok(id);
         }
         let file_len = len + HEADER_LEN as u64;
-        let mut reservation;
-        let (digest, tmp) = if original.len() >= PARALLEL_HASH_MIN {
-            reservation = self.reserve(file_len)?;
-            // Hash on a second thread while this one writes the bytes; a repeated
-            // original then costs one wasted temp file, a new one half the time.
-            let (digest, tmp) = std::thread::scope(|s| {
-                let hasher = std::thread::Builder::new().spawn_scoped(s, || id::sha256(original));
-                let tmp = self.write_temp(original);
-                let digest = match hasher {
-                    Ok(h) => h.join().unwrap_or_else(|_| id::sha256(original)),
-                    Err(_) => id::sha256(original),
-                };
-                (digest, tmp)
-            });
-            (digest, tmp?)
-        } else {
+        if original.len() < PARALLEL_HASH_MIN {
             let digest = id::sha256(original);
             let id = self.key()?.id_for_digest(&digest);
-            if self.refresh_if_present(&self.objects.join(&id), file_len) {
-                return Ok(id);
+            let path = self.objects.join(&id);
+            if !self.refresh_if_present(&path, file_len) {
+                self.put_small(original, &digest, &path, file_len)?;
             }
-            reservation = self.reserve(file_len)?;
-            (digest, self.write_temp(original)?)
-        };
+            return Ok(id);
+        }
+        let mut reservation = self.reserve(file_len)?;
+        // Hash on a second thread while this one writes the bytes; a repeated
+        // original then costs one wasted temp file, a new one half the time.
+        let (digest, tmp) = std::thread::scope(|s| {
+            let hasher = std::thread::Builder::new().spawn_scoped(s, || id::sha256(original));
+            let tmp = self.write_temp(original);
+            let digest = match hasher {
+                Ok(h) => h.join().unwrap_or_else(|_| id::sha256(original)),
+                Err(_) => id::sha256(original),
+            };
+            (digest, tmp)
+        });
+        let tmp = tmp?;
         let id = self.key()?.id_for_digest(&digest);
         let path = self.objects.join(&id);
         if self.refresh_if_present(&path, file_len) {
@@ -352,7 +361,10 @@ impl Store {
                 pending: u.pending.saturating_sub(reserved),
                 ..u
             },
-            _ => self.scan_usage()?,
+            _ => {
+                trim_usage(&lock);
+                self.scan_usage()?
+            }
         };
         if usage.entries > self.opts.max_entries as u64
             || usage.bytes + usage.pending > self.opts.max_bytes
@@ -364,6 +376,95 @@ impl Store {
         }
         write_usage(&lock, &usage);
         Ok(id)
+    }
+
+    /// Puts a small original (under [`PARALLEL_HASH_MIN`]) whose digest is known and
+    /// whose entry was not found, under one hold of the store lock: the counters are
+    /// read once and written once, already counting the new entry (evicting first when
+    /// it would take the store over a cap), then the entry is written to a temp file
+    /// and renamed into place. No reservation is needed: no other writer or cleaner
+    /// can look at the counters or the temp file before the rename. A writer killed
+    /// between the counters and the rename leaves counters that count its temp file
+    /// (more than is in the store, never less) until the next rescan removes the file,
+    /// which no one holds locked, and re-derives them.
+    fn put_small(
+        &self,
+        original: &[u8],
+        digest: &[u8; 32],
+        path: &Path,
+        file_len: u64,
+    ) -> Result<(), StoreError> {
+        let lock = self.lock()?;
+        // Another writer may have put it since it was looked for.
+        if self.refresh_if_present(path, file_len) {
+            return Ok(());
+        }
+        let u = match read_usage(&lock) {
+            Some(u) if !self.needs_rescan(&u) => u,
+            _ => {
+                trim_usage(&lock);
+                self.scan_usage()?
+            }
+        };
+        let mut usage = Usage {
+            entries: u.entries + 1,
+            bytes: u.bytes + file_len,
+            puts: u.puts + 1,
+            ..u
+        };
+        if usage.entries > self.opts.max_entries as u64
+            || usage.bytes + usage.pending > self.opts.max_bytes
+        {
+            // Room for the new entry, which is not there yet: down to 90% of the caps
+            // with it.
+            let low_entries = self.opts.max_entries as u64 - (self.opts.max_entries as u64 / 10);
+            let low_bytes = self.opts.max_bytes - self.opts.max_bytes / 10;
+            let keep = path.file_name().and_then(|n| n.to_str());
+            let (_, _, left) = self.evict(
+                keep,
+                low_entries.max(1) - 1,
+                low_bytes.saturating_sub(file_len),
+            )?;
+            usage = Usage {
+                entries: left.entries + 1,
+                bytes: left.bytes + file_len,
+                puts: 1,
+                ..left
+            };
+        }
+        write_usage(&lock, &usage);
+        if let Err(e) = self.write_entry(original, digest, path) {
+            let without = Usage {
+                entries: usage.entries - 1,
+                bytes: usage.bytes - file_len,
+                ..usage
+            };
+            write_usage(&lock, &without);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Under the store lock: writes a small original's entry (header and bytes in one
+    /// `writev`) to a new `.tmp-*` file and renames it to `path`. The temp file is not
+    /// locked: every cleaner takes the store lock first, so none can see it while
+    /// this writer lives; if the writer is killed, no one holds it and the next
+    /// cleaner removes it.
+    fn write_entry(
+        &self,
+        original: &[u8],
+        digest: &[u8; 32],
+        path: &Path,
+    ) -> Result<(), StoreError> {
+        let tmp = tempfile::Builder::new()
+            .prefix(TMP_PREFIX)
+            .tempfile_in(&self.objects)
+            .ctx("create a temp file in", &self.objects)?;
+        let header = entry::header(digest, original.len() as u64);
+        write_two(tmp.as_file(), &header, original).ctx("write", tmp.path().to_path_buf())?;
+        tmp.persist(path)
+            .map_err(|e| StoreError::io("rename into place", path, e.error))?;
+        Ok(())
     }
 
     /// Reserves `bytes` for a temp file in the usage counters (see [`Usage::pending`]),
@@ -493,6 +594,7 @@ impl Store {
         let (stale, _) = self.remove_stale_temps();
         let (expired, evicted, usage) =
             self.evict(None, self.opts.max_entries as u64, self.opts.max_bytes)?;
+        trim_usage(&lock);
         write_usage(&lock, &usage);
         Ok(GcReport {
             expired,
@@ -661,22 +763,63 @@ impl Store {
     }
 }
 
+/// Reads the usage record (one `pread`): the fixed-width record, or the unpadded JSON
+/// of earlier versions. `None` (a rescan) when the file is empty, torn, or longer than
+/// a record.
 fn read_usage(lock: &File) -> Option<Usage> {
-    let mut s = String::new();
-    let mut f = lock;
-    f.seek(std::io::SeekFrom::Start(0)).ok()?;
-    f.read_to_string(&mut s).ok()?;
-    serde_json::from_str(s.trim()).ok()
+    let mut buf = [0u8; USAGE_RECORD_LEN + 1];
+    let n = lock.read_at(&mut buf, 0).ok()?;
+    if n > USAGE_RECORD_LEN {
+        return None;
+    }
+    serde_json::from_slice(buf[..n].trim_ascii()).ok()
 }
 
+/// Writes the usage record over the last one: one `pwrite` of [`USAGE_RECORD_LEN`]
+/// bytes at 0 (the JSON, spaces, a newline), so no truncation is needed, and the file
+/// still reads as JSON to earlier versions.
 fn write_usage(lock: &File, u: &Usage) {
     // Best effort: a torn or missing record only forces a rescan next time.
-    let line = serde_json::to_string(u).unwrap_or_default() + "\n";
-    let mut f = lock;
-    let _ = f
-        .set_len(0)
-        .and_then(|_| f.seek(std::io::SeekFrom::Start(0)))
-        .and_then(|_| f.write_all(line.as_bytes()));
+    let Ok(mut rec) = serde_json::to_vec(u) else {
+        return;
+    };
+    if rec.len() >= USAGE_RECORD_LEN {
+        return; // five u64 fields take at most 154 bytes
+    }
+    rec.resize(USAGE_RECORD_LEN - 1, b' ');
+    rec.push(b'\n');
+    let _ = lock.write_all_at(&rec, 0);
+}
+
+/// Cuts the lock file back to one record when it is longer (left by something else
+/// than [`write_usage`], which never shortens it): called when the counters are
+/// re-derived, since such a file does not read as a record.
+fn trim_usage(lock: &File) {
+    if lock
+        .metadata()
+        .is_ok_and(|m| m.len() > USAGE_RECORD_LEN as u64)
+    {
+        let _ = lock.set_len(USAGE_RECORD_LEN as u64);
+    }
+}
+
+/// Writes `head` then `body` at the start of the new file `f`: one `writev` for both
+/// when it takes them whole (it does on a regular file short of a full disk), the
+/// rest positionally.
+fn write_two(f: &File, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+    let n = loop {
+        match (&mut &*f).write_vectored(&[IoSlice::new(head), IoSlice::new(body)]) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    if n < head.len() {
+        f.write_all_at(&head[n..], n as u64)?;
+        f.write_all_at(body, head.len() as u64)
+    } else {
+        f.write_all_at(&body[n - head.len()..], n as u64)
+    }
 }
 
 impl snip_core::Retain for Store {

@@ -354,3 +354,103 @@ fn a_dead_writers_temp_file_is_removed_by_a_later_write() {
     store.put(b"second original").unwrap();
     assert!(!dead.exists(), "the dead writer's temp file is still there");
 }
+
+/// Small originals (under 256 KiB) are put under one hold of the store lock: whoever
+/// takes the lock finds no temp file, nothing reserved, and counters equal to the
+/// directory, while threads put (and evict) concurrently. Before, a writer reserved,
+/// released the lock, wrote its temp file outside it and took the lock again.
+#[test]
+fn small_puts_leave_counters_equal_to_the_directory_at_every_lock_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::open(&small_caps(&dir)).unwrap();
+    let objects = dir.join("objects");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let looks = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..3)
+            .map(|w| {
+                let dir = &dir;
+                s.spawn(move || {
+                    let store = Store::open(&small_caps(dir)).unwrap();
+                    for k in 0..120 {
+                        let o = original(w, k);
+                        let id = store.put(&o).unwrap();
+                        assert_eq!(fetch(&store, &id).as_deref(), Some(&o[..]));
+                    }
+                })
+            })
+            .collect();
+        let watcher = s.spawn(|| {
+            let mut looks = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let lock = std::fs::File::open(dir.join("lock")).unwrap();
+                fs4::fs_std::FileExt::lock_exclusive(&lock).unwrap();
+                let (mut n, mut bytes) = (0u64, 0u64);
+                for e in std::fs::read_dir(&objects).unwrap().flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    assert!(name.starts_with("sn_"), "{name} seen under the lock");
+                    n += 1;
+                    bytes += e.metadata().unwrap().len();
+                }
+                let record = std::fs::read(dir.join("lock")).unwrap();
+                if !record.is_empty() {
+                    let usage: serde_json::Value = serde_json::from_slice(&record).unwrap();
+                    assert_eq!(
+                        (&usage["entries"], &usage["bytes"], &usage["pending"]),
+                        (&n.into(), &bytes.into(), &0.into()),
+                        "counters against the directory"
+                    );
+                    looks += 1;
+                }
+                drop(lock);
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            looks
+        });
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        watcher.join().unwrap()
+    });
+    assert!(looks > 10, "{looks} looks");
+    drop(store);
+}
+
+/// The usage counters are one fixed-width record rewritten in place (one `pwrite`, no
+/// truncation); the unpadded JSON of earlier versions is still read, and a longer file
+/// is cut back to one record when the counters are re-derived.
+#[test]
+fn the_usage_record_is_fixed_width_and_reads_the_old_one() {
+    let (_tmp, store) = common::temp_store(|_| {});
+    let lock = store.dir().join("lock");
+    store.put(b"first original").unwrap();
+    let record = std::fs::read(&lock).unwrap();
+    assert_eq!(record.len(), 160, "{:?}", String::from_utf8_lossy(&record));
+    assert!(record.ends_with(b" \n"));
+    let usage: serde_json::Value = serde_json::from_slice(&record).unwrap();
+    assert_eq!(usage["entries"], 1);
+    // An earlier version's record, shorter and unpadded: read as it is (no rescan:
+    // its `entries` is kept, though wrong, and counted on from).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    std::fs::write(
+        &lock,
+        format!(r#"{{"entries":7,"bytes":1000,"scanned_ms":{now},"puts":1,"pending":0}}"#) + "\n",
+    )
+    .unwrap();
+    store.put(b"second original").unwrap();
+    let usage: serde_json::Value = serde_json::from_slice(&std::fs::read(&lock).unwrap()).unwrap();
+    assert_eq!(usage["entries"], 8);
+    assert_eq!(std::fs::read(&lock).unwrap().len(), 160);
+    // Longer than a record: not read; the rescan re-derives the counters and cuts the
+    // file back.
+    std::fs::write(&lock, format!("{}\n", " ".repeat(300))).unwrap();
+    store.put(b"third original").unwrap();
+    let record = std::fs::read(&lock).unwrap();
+    assert_eq!(record.len(), 160);
+    let usage: serde_json::Value = serde_json::from_slice(&record).unwrap();
+    assert_eq!(usage["entries"], 3);
+}
