@@ -152,6 +152,40 @@ fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
         && word == lower
 }
 
+/// Whether the salient word `word` at `start` of `hay` is counted zero (`0 errors`,
+/// `0 failed`, `errors: 0`, `"failures": 0`, `failed=0`): a tally that nothing went
+/// wrong, not a report that something did. Lines that differ only in such counts
+/// (`checked m_0001.c: 0 warnings, 0 errors` a thousand times) would otherwise all be
+/// salient, and the one with `5 errors` among them would be counted with them instead
+/// of shown. A count other than a lone `0` (`10 errors`, `0.5 failed`, `errors: 03`)
+/// still counts.
+#[inline]
+fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
+    let lone_zero_before = start >= 2
+        && &hay[start - 2..start] == b"0 "
+        && (start == 2 || !(hay[start - 3].is_ascii_digit() || hay[start - 3] == b'.'));
+    if lone_zero_before {
+        return true;
+    }
+    let mut i = start + word.len();
+    for skip in [b's', b'S', b'"'] {
+        if hay.get(i) == Some(&skip) {
+            i += 1;
+        }
+    }
+    match hay.get(i) {
+        Some(b':' | b'=') => i += 1,
+        _ => return false,
+    }
+    while hay.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    hay.get(i) == Some(&b'0')
+        && hay
+            .get(i + 1)
+            .is_none_or(|&c| !(c.is_ascii_digit() || c == b'.' || c == b'x'))
+}
+
 /// Bytes folded and searched at a time (a stack buffer).
 const FOLD_CHUNK: usize = 4096;
 
@@ -198,6 +232,7 @@ fn scan_folded(hay: &[u8], buf: &mut [u8], mut f: impl FnMut(usize, u8)) {
             if start < limit
                 && s.spellings[k].iter().any(|w| w.as_slice() == word)
                 && !in_name(hay, at + start, word, &s.spellings[k][0])
+                && !zero_count(hay, at + start, word)
             {
                 f(at + start, s.priority[k]);
             }
@@ -229,7 +264,8 @@ pub(crate) fn each_match_whole(
         let end = start + s.spellings[k][0].len();
         let word = &hay[start..end];
         let spelled = s.spellings[k].iter().any(|w| w.as_slice() == word)
-            && !in_name(hay, start, word, &s.spellings[k][0]);
+            && !in_name(hay, start, word, &s.spellings[k][0])
+            && !zero_count(hay, start, word);
         f(start, end, if spelled { s.priority[k] } else { 0 });
     });
 }
@@ -430,8 +466,8 @@ mod tests {
     /// The matches a byte-by-byte reading gives: at each offset the first word whose
     /// lowercase form equals the folded text there; it counts if the text spells it
     /// in lower, Title or UPPER case, and (lowercase) not joined to a name before it by
-    /// `-`, `_`, `.`, `/` or `@` after a letter or digit; the reading goes on after it
-    /// either way.
+    /// `-`, `_`, `.`, `/` or `@` after a letter or digit, and not counted zero (`0 errors`,
+    /// `errors: 0`); the reading goes on after it either way.
     fn reference(hay: &[u8]) -> Vec<(usize, u8)> {
         let mut out = Vec::new();
         let mut i = 0;
@@ -447,7 +483,33 @@ mod tests {
                         && b"-_./@".contains(&hay[i - 1])
                         && hay[i - 2].is_ascii_alphanumeric()
                         && t == w.as_bytes();
-                    if spellings(w).iter().any(|s| s.as_slice() == t) && !named {
+                    // Counted zero: `0 ` before (not after a digit or `.`), or
+                    // `s`/`S`, `"`, then `:` or `=`, spaces and a lone `0` after.
+                    let before = i >= 2
+                        && hay[i - 2] == b'0'
+                        && hay[i - 1] == b' '
+                        && (i < 3 || !(hay[i - 3].is_ascii_digit() || hay[i - 3] == b'.'));
+                    let mut rest = &hay[i + w.len()..];
+                    if let Some(r) = rest.strip_prefix(b"s").or_else(|| rest.strip_prefix(b"S")) {
+                        rest = r;
+                    }
+                    if let Some(r) = rest.strip_prefix(b"\"") {
+                        rest = r;
+                    }
+                    let after = match rest.first() {
+                        Some(b':' | b'=') => {
+                            let r: Vec<u8> = rest[1..]
+                                .iter()
+                                .copied()
+                                .skip_while(|&c| c == b' ')
+                                .collect();
+                            r.first() == Some(&b'0')
+                                && !matches!(r.get(1), Some(c) if c.is_ascii_digit() || *c == b'.' || *c == b'x')
+                        }
+                        _ => false,
+                    };
+                    if spellings(w).iter().any(|s| s.as_slice() == t) && !named && !before && !after
+                    {
                         out.push((i, *prio));
                     }
                     i += w.len();
@@ -495,6 +557,13 @@ mod tests {
             b"_",
             b".",
             b"@",
+            b"0 ",
+            b"0",
+            b"1",
+            b"s",
+            b": ",
+            b"=",
+            b"\"",
         ];
         for round in 0..40 {
             let mut hay = Vec::new();
@@ -512,6 +581,35 @@ mod tests {
     /// A lowercase salient word joined to a name before it (a path, a package, an
     /// identifier) does not count; after a space, a quote, a bracket or a letter it
     /// does, and Title and UPPER spellings count anywhere.
+    #[test]
+    fn a_word_counted_zero_is_not_salient() {
+        for line in [
+            &b"checked src/m_0001.c: 0 warnings, 0 errors, exit status 0"[..],
+            b"test result: ok. 12 passed; 0 failed; 0 ignored",
+            b"Errors: 0, Warnings: 0",
+            b"{\"failures\": 0, \"errors\": 0}",
+            b"summary failed=0 error=0",
+            b"0 Errors",
+        ] {
+            assert_eq!(salience(line), 0, "{}", String::from_utf8_lossy(line));
+        }
+        for (line, want) in [
+            (
+                &b"checked src/m_1777.c: 0 warnings, 5 errors, exit status 2"[..],
+                3,
+            ),
+            (b"test result: FAILED. 11 passed; 1 failed; 0 ignored", 3),
+            (b"10 errors generated.", 3),
+            (b"Errors: 03", 3),
+            (b"errors: 0x1f", 3),
+            (b"failed=0.5", 3),
+            (b"0 warnings, 1 error", 3),
+            (b"2.0 errors", 3),
+        ] {
+            assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
     #[test]
     fn a_lowercase_word_inside_a_name_is_not_salient() {
         for name in [

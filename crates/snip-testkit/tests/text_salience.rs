@@ -321,3 +321,31 @@ fn error_words_inside_names_do_not_split_a_listing() {
         markers.join("\n")
     );
 }
+
+/// A tally that nothing went wrong (`0 errors`, `failed=0`, `Errors: 0`) is not an
+/// error report: among thousands of such lines, the one line whose count is not zero
+/// is shown, whatever the counter's form, at budgets from 4 to 24 KiB.
+#[test]
+fn the_one_nonzero_count_among_zero_tallies_is_shown() {
+    let forms: [fn(usize, usize) -> String; 4] = [
+        |i, n| format!("checked src/m_{i:04}.c: 0 warnings, {n} errors, exit status 0\n"),
+        |i, n| format!("job {i}: passed=12 failed={n} skipped=1\n"),
+        |i, n| format!("[{i:05}] lint done. Errors: {n}, Warnings: 0\n"),
+        |i, n| format!("{{\"file\": \"f{i}.ts\", \"failures\": {n}}}\n"),
+    ];
+    for (k, form) in forms.iter().enumerate() {
+        for (lines, odd) in [(3000, 1777), (800, 3), (5000, 4990)] {
+            let text: String = (0..lines)
+                .map(|i| form(i, if i == odd { 5 } else { 0 }))
+                .collect();
+            let want = form(odd, 5);
+            for budget in [4096, 12_000, 24_576] {
+                let out = check(&text, &Config::with_budget(budget));
+                assert!(
+                    out.contains(want.trim_end()),
+                    "form {k}, {lines} lines, line {odd} at {budget}: not shown"
+                );
+            }
+        }
+    }
+}
