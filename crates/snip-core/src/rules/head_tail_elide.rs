@@ -590,8 +590,9 @@ fn build_and_shrink(
         } else {
             gap_caps(middle, &keep, floor, &next_marker, &past_markers)
         };
-        // Whether the rows of some gap were shown because no line was left to name.
-        let mut unnamed = false;
+        // Where in `out` the rows of gaps no marker could name are (no line was left
+        // to name: every line their rows show is named by a marker around them).
+        let mut unnamed_rows: Vec<(usize, usize)> = Vec::new();
         let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
@@ -625,7 +626,9 @@ fn build_and_shrink(
             } else {
                 if !raw_offsets {
                     let (lo, hi) = rows_lines(&middle[i..j]);
-                    unnamed |= lo.max(g.room.0) > hi.min(g.room.1);
+                    if lo.max(g.room.0) > hi.min(g.room.1) {
+                        unnamed_rows.push((out.len(), out.len() + (j - i)));
+                    }
                 }
                 floor = past_markers(&middle[i..j], floor);
                 out.extend_from_slice(&middle[i..j]);
@@ -636,6 +639,8 @@ fn build_and_shrink(
             join_or_push(&mut out, l);
         }
         out.extend_from_slice(tail_lines);
+        // Whether rows no marker can name are still shown.
+        let unnamed = drop_named_rows(doc, &mut out, &unnamed_rows);
         let footer: usize = doc
             .footer
             .iter()
@@ -736,6 +741,57 @@ fn gap_caps(
         cap[w[0].0] = w[1].1 - 1;
     }
     cap
+}
+
+/// Drops from `out` the rows of `unnamed` (ranges of `out`: rows of gaps no marker
+/// could name) that show writes only of original lines the markers of `out` name:
+/// those writes are in the markers' restores, with the lines that wrote them (an
+/// early line that draws rows far below is elided at its own place, and the rows it
+/// drew go with it). Returns whether any such row is still shown (it shows a line no
+/// marker names, such as one an island or the head shows).
+fn drop_named_rows(doc: &Doc<'_>, out: &mut Vec<Line>, unnamed: &[(usize, usize)]) -> bool {
+    if unnamed.is_empty() {
+        return false;
+    }
+    // The original lines (0-based, inclusive) the markers of `out` name, merged.
+    let mut named: Vec<(u32, u32)> = out
+        .iter()
+        .filter_map(|l| doc.markers.get(l.marker? as usize)?.lines)
+        .map(|(a, b)| (a.saturating_sub(1) as u32, b.saturating_sub(1) as u32))
+        .collect();
+    named.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(named.len());
+    for (a, b) in named {
+        match merged.last_mut() {
+            Some(m) if a <= m.1.saturating_add(1) => m.1 = m.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    let covered = |l: &Line| {
+        let (f, e) = (l.src_first, l.src_last.max(l.src_first));
+        let k = merged.partition_point(|m| m.0 <= f);
+        k > 0 && merged[k - 1].1 >= e
+    };
+    let mut shown = false;
+    let mut drop = vec![false; out.len()];
+    for &(s, e) in unnamed {
+        for (k, l) in out.iter().enumerate().take(e).skip(s) {
+            if l.marker.is_some() {
+                continue;
+            }
+            if covered(l) {
+                drop[k] = true;
+            } else {
+                shown = true;
+            }
+        }
+    }
+    let mut k = 0;
+    out.retain(|_| {
+        k += 1;
+        !drop[k - 1]
+    });
+    shown
 }
 
 /// The original lines (0-based, inclusive) rendered rows `rows` show writes of: from
