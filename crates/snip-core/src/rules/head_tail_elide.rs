@@ -778,7 +778,7 @@ fn covered(named: &[(u32, u32)], l: &Line) -> bool {
 /// below also leaves a row of its own at the top), the head rows that show them give
 /// way to a marker naming their lines, at their place: the rows below then show
 /// only named lines and are dropped with them ([`drop_named_rows`]), and the rest of
-/// the head stays. Done only when every marker of `out` still names lines past the
+/// the head stays. A row with a salient word or an exception name stays. Done only when every marker of `out` still names lines past the
 /// one before it; `unnamed` is moved with the rows after the head. Returns the
 /// markers added (to `doc` and `out`).
 fn elide_head_rows(
@@ -801,8 +801,14 @@ fn elide_head_rows(
     if needed.is_empty() {
         return 0;
     }
+    // A head row that names an error or an exception stays, whatever it shows.
+    let plain = |l: &Line| {
+        let t = &doc.buf[l.start..l.end];
+        crate::salience::salience(t) == 0 && exception_name(t).is_none()
+    };
     let hits = |l: &Line| {
         l.marker.is_none()
+            && plain(l)
             && needed
                 .iter()
                 .any(|&(a, b)| l.src_first <= b && a <= l.src_last.max(l.src_first))
