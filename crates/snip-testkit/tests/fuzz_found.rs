@@ -565,15 +565,25 @@ fn rows_written_only_by_lines_a_gap_before_them_names_are_elided() {
         .unwrap_or_else(|e| panic!("{e}"));
     for (out, budget) in outs.iter().zip(budgets) {
         let text = String::from_utf8_lossy(out);
-        assert!(text.contains("\nKeyError: 'rate_limit'\n"), "{budget}: {text}");
-        assert!(out.len() <= budget.max(1024), "{budget}: {} bytes", out.len());
+        assert!(
+            text.contains("\nKeyError: 'rate_limit'\n"),
+            "{budget}: {text}"
+        );
+        assert!(
+            out.len() <= budget.max(1024),
+            "{budget}: {} bytes",
+            out.len()
+        );
         if budget < 1024 {
             continue; // room for one marker and the exception only
         }
         // The first line is elided at its own place, and the plain lines show.
         assert!(text.starts_with("[snip: 1 line ("), "{budget}: {text}");
         assert!(text.contains(" · lines 1-1 · "), "{budget}: {text}");
-        assert!(text.contains("\nplain line 30 printed in order\n"), "{budget}: {text}");
+        assert!(
+            text.contains("\nplain line 30 printed in order\n"),
+            "{budget}: {text}"
+        );
     }
 }
 
@@ -585,18 +595,26 @@ fn a_head_row_naming_an_error_stays_when_the_line_drew_rows_far_below() {
     let mut s = String::from("\x1b[6;1H  File \"calc.py\", line 52, in lookup\n");
     s.push_str("KeyError: 'rate_limit'\x1b7");
     for r in 100..300 {
-        s.push_str(&format!("\x1b[{r};1Hfar row {r} drawn by the exception line"));
+        s.push_str(&format!(
+            "\x1b[{r};1Hfar row {r} drawn by the exception line"
+        ));
     }
     s.push_str("\x1b8\n\x1b[1;1H");
     for k in 2..7 {
-        s.push_str(&format!("plain line {k} printed at the top {}\n", "x".repeat(200)));
+        s.push_str(&format!(
+            "plain line {k} printed at the top {}\n",
+            "x".repeat(200)
+        ));
     }
     let budgets = [1024, 2048, 4096];
     let outs = snip_testkit::accounted_and_idempotent(s.as_bytes(), budgets)
         .unwrap_or_else(|e| panic!("{e}"));
     for (out, budget) in outs.iter().zip(budgets) {
         let text = String::from_utf8_lossy(out);
-        assert!(text.contains("\nKeyError: 'rate_limit'\n"), "{budget}: {text}");
+        assert!(
+            text.contains("\nKeyError: 'rate_limit'\n"),
+            "{budget}: {text}"
+        );
         assert!(out.len() <= budget, "{budget}: {} bytes", out.len());
     }
 }

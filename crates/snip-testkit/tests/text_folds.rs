@@ -630,7 +630,6 @@ fn repeat_piece(s: &mut String, kind: u8, n: usize, w: usize, k: usize) {
         // shape, then (on odd pieces) the repeated line again.
         4 => {
             s.push_str("\x1b7");
-            let mut row = n * 16;
             for x in 0..3 * (w + 1) {
                 let text = match x / (w + 1) {
                     0 => same.to_string(),
@@ -638,8 +637,7 @@ fn repeat_piece(s: &mut String, kind: u8, n: usize, w: usize, k: usize) {
                     _ if k % 2 == 1 => same.to_string(),
                     _ => break,
                 };
-                s.push_str(&format!("\x1b[{row};1H{text}"));
-                row += 1;
+                s.push_str(&format!("\x1b[{};1H{text}", n * 16 + x));
             }
             s.push_str("\x1b8");
         }

@@ -672,10 +672,12 @@ fn build_and_shrink(
             && config.head_bytes == 0
             && config.tail_bytes == 0
         {
-            // Rendered rows no marker can name are shown, and with nothing else left
-            // to give up they hold the result over the budget (a second pass would
-            // elide them): the forced island goes too, and its rows join the gaps
-            // around it, which one marker then names.
+            // Rendered rows no marker can name are shown (they show a line no marker
+            // names and no plain head row shows: see [`drop_named_rows`] and
+            // [`elide_head_rows`]), and with nothing else left to give up they hold
+            // the result over the budget (a second pass would elide them): the forced
+            // island goes too, and its rows join the gaps around it, which one marker
+            // then names.
             droppable = forced.filter(|&f| keep[f]).map(|f| {
                 let (mut q, mut e) = (f, f);
                 while q > 0 && keep[q - 1] {
