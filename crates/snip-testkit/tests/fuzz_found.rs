@@ -541,9 +541,12 @@ fn rows_no_gap_can_name_do_not_leave_the_output_over_the_budget() {
 /// draws every row below the traceback that ends the log, and restores it; the lines
 /// after it print plain rows and the traceback. The rows below the exception line
 /// show writes of the first line only, which the gap above the exception (its rows
-/// from that line on) must name: no line is left for a marker of the rows below, and
-/// with the exception kept they were shown past the budget. The exception's island
-/// is given up when nothing else is left to give, and one marker names every row.
+/// from that line on) names: no line is left for a marker of the rows below, and with
+/// the exception kept they were shown past the budget (the exception's island was
+/// then given up, and one marker named every row: 272 bytes at 4,096). The head row
+/// of the first line now gives way to a marker naming it, at its place, and the rows
+/// below that show only lines a marker names are dropped with it: the plain lines
+/// (folded) and the traceback show.
 #[test]
 fn rows_written_only_by_lines_a_gap_before_them_names_are_elided() {
     let mut s = String::from("\x1b7");
@@ -557,7 +560,61 @@ fn rows_written_only_by_lines_a_gap_before_them_names_are_elided() {
         s.push_str(&format!("plain line {k} printed in order\n"));
     }
     s.push_str("  File \"calc.py\", line 52, in lookup\nKeyError: 'rate_limit'\n");
-    if let Err(e) = snip_testkit::accounted_and_idempotent(s.as_bytes(), [512, 1024, 2048, 4096]) {
-        panic!("{e}");
+    let budgets = [512, 1024, 2048, 4096];
+    let outs = snip_testkit::accounted_and_idempotent(s.as_bytes(), budgets)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (out, budget) in outs.iter().zip(budgets) {
+        let text = String::from_utf8_lossy(out);
+        assert!(
+            text.contains("\nKeyError: 'rate_limit'\n"),
+            "{budget}: {text}"
+        );
+        assert!(
+            out.len() <= budget.max(1024),
+            "{budget}: {} bytes",
+            out.len()
+        );
+        if budget < 1024 {
+            continue; // room for one marker and the exception only
+        }
+        // The first line is elided at its own place, and the plain lines show.
+        assert!(text.starts_with("[snip: 1 line ("), "{budget}: {text}");
+        assert!(text.contains(" · lines 1-1 · "), "{budget}: {text}");
+        assert!(
+            text.contains("\nplain line 30 printed in order\n"),
+            "{budget}: {text}"
+        );
+    }
+}
+
+/// The head row of a line that draws rows far below gives way to a marker so that the
+/// rows can go with it (see the test above), but not when that row names an error: an
+/// exception line that draws rows far below and sits in the head stays shown.
+#[test]
+fn a_head_row_naming_an_error_stays_when_the_line_drew_rows_far_below() {
+    let mut s = String::from("\x1b[6;1H  File \"calc.py\", line 52, in lookup\n");
+    s.push_str("KeyError: 'rate_limit'\x1b7");
+    for r in 100..300 {
+        s.push_str(&format!(
+            "\x1b[{r};1Hfar row {r} drawn by the exception line"
+        ));
+    }
+    s.push_str("\x1b8\n\x1b[1;1H");
+    for k in 2..7 {
+        s.push_str(&format!(
+            "plain line {k} printed at the top {}\n",
+            "x".repeat(200)
+        ));
+    }
+    let budgets = [1024, 2048, 4096];
+    let outs = snip_testkit::accounted_and_idempotent(s.as_bytes(), budgets)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (out, budget) in outs.iter().zip(budgets) {
+        let text = String::from_utf8_lossy(out);
+        assert!(
+            text.contains("\nKeyError: 'rate_limit'\n"),
+            "{budget}: {text}"
+        );
+        assert!(out.len() <= budget, "{budget}: {} bytes", out.len());
     }
 }

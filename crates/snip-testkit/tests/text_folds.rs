@@ -594,3 +594,90 @@ proptest::proptest! {
         proptest::prop_assert!(checked.is_ok(), "{}", checked.err().unwrap_or_default());
     }
 }
+
+/// One piece of a built rendered log of repeated and shape-alike rows (see
+/// `rendered_repeats_and_shape_runs_keep_accounting_and_idempotence`): `kind` picks
+/// the shape, `n` a count or row distance, `w` a word.
+fn repeat_piece(s: &mut String, kind: u8, n: usize, w: usize, k: usize) {
+    const SAME: [&str; 4] = [
+        "GET /healthz 200",
+        "waiting for lock on build directory",
+        "error: connection refused",
+        "",
+    ];
+    let same = SAME[w % SAME.len()];
+    let alike = |i: usize| format!("test shelf::case_{:04} ... ok", i * 7 + w);
+    match kind % 8 {
+        // A run of `n` identical lines.
+        0 => {
+            for _ in 0..n {
+                s.push_str(same);
+                s.push('\n');
+            }
+        }
+        // `n` lines of one shape, digits changing.
+        1 => {
+            for i in 0..n {
+                s.push_str(&alike(k * 64 + i));
+                s.push('\n');
+            }
+        }
+        // A row `n` above redrawn with the repeated line, or with a line of the shape.
+        2 => s.push_str(&format!("\x1b[{n}A\r\x1b[2K{same}\x1b[{n}B\r")),
+        3 => s.push_str(&format!("\x1b[{n}A\r\x1b[2K{}\x1b[{n}B\r", alike(k))),
+        // Save the cursor, draw rows far below (from row `n * 16`, past the end of
+        // many logs), restore it: a run of the repeated line, then a run of the
+        // shape, then (on odd pieces) the repeated line again.
+        4 => {
+            s.push_str("\x1b7");
+            for x in 0..3 * (w + 1) {
+                let text = match x / (w + 1) {
+                    0 => same.to_string(),
+                    1 => alike(x),
+                    _ if k % 2 == 1 => same.to_string(),
+                    _ => break,
+                };
+                s.push_str(&format!("\x1b[{};1H{text}", n * 16 + x));
+            }
+            s.push_str("\x1b8");
+        }
+        // `\r` frames of a status line, ending on the repeated line.
+        5 => {
+            for f in 0..=n % 6 {
+                s.push_str(&format!("Progress: [{:3}%]\r", f * 17 % 100));
+            }
+            s.push_str(same);
+            s.push('\n');
+        }
+        // A traceback's end.
+        6 => s.push_str(&format!(
+            "Traceback (most recent call last):\n  File \"calc.py\", line {n}, in lookup\nKeyError: 'rate_limit_{k}'\n"
+        )),
+        // A plain line.
+        _ => s.push_str(&format!("Compiling shelf v0.{k}.{n}\n")),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+
+    /// Built rendered logs of runs of identical lines and runs of lines of one shape
+    /// (digits changing), with rows redrawn by later lines (`ESC[nA`), rows drawn far
+    /// below by an early line (save cursor, `ESC[r;1H`, restore), `\r` frames and
+    /// traceback ends, at budgets of 512 to 8,192 bytes: the accounting checker holds
+    /// and a second pass changes nothing. A run or fold whose rows show only writes of
+    /// lines an earlier marker names has no line left to name; its rows are shown,
+    /// and must neither leave the output over the budget nor fold on a second pass.
+    #[test]
+    fn rendered_repeats_and_shape_runs_keep_accounting_and_idempotence(
+        pieces in proptest::collection::vec((0u8..8, 1usize..40, 0usize..8), 20..160),
+        budget in 512usize..=8192,
+    ) {
+        let mut s = String::new();
+        for (k, &(kind, n, w)) in pieces.iter().enumerate() {
+            repeat_piece(&mut s, kind, n, w, k);
+        }
+        let checked = accounted_and_idempotent(s.as_bytes(), [budget]);
+        proptest::prop_assert!(checked.is_ok(), "{}", checked.err().unwrap_or_default());
+    }
+}

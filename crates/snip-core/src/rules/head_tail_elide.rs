@@ -590,8 +590,9 @@ fn build_and_shrink(
         } else {
             gap_caps(middle, &keep, floor, &next_marker, &past_markers)
         };
-        // Whether the rows of some gap were shown because no line was left to name.
-        let mut unnamed = false;
+        // Where in `out` the rows of gaps no marker could name are (no line was left
+        // to name: every line their rows show is named by a marker around them).
+        let mut unnamed_rows: Vec<(usize, usize)> = Vec::new();
         let mut gaps = 0usize;
         let mut i = 0;
         while i < middle.len() {
@@ -625,7 +626,9 @@ fn build_and_shrink(
             } else {
                 if !raw_offsets {
                     let (lo, hi) = rows_lines(&middle[i..j]);
-                    unnamed |= lo.max(g.room.0) > hi.min(g.room.1);
+                    if lo.max(g.room.0) > hi.min(g.room.1) {
+                        unnamed_rows.push((out.len(), out.len() + (j - i)));
+                    }
                 }
                 floor = past_markers(&middle[i..j], floor);
                 out.extend_from_slice(&middle[i..j]);
@@ -636,6 +639,11 @@ fn build_and_shrink(
             join_or_push(&mut out, l);
         }
         out.extend_from_slice(tail_lines);
+        if !raw_offsets && !unnamed_rows.is_empty() {
+            gaps += elide_head_rows(doc, &mut out, h, &mut unnamed_rows, eol, raw);
+        }
+        // Whether rows no marker can name are still shown.
+        let unnamed = drop_named_rows(doc, &mut out, &unnamed_rows);
         let footer: usize = doc
             .footer
             .iter()
@@ -664,10 +672,12 @@ fn build_and_shrink(
             && config.head_bytes == 0
             && config.tail_bytes == 0
         {
-            // Rendered rows no marker can name are shown, and with nothing else left
-            // to give up they hold the result over the budget (a second pass would
-            // elide them): the forced island goes too, and its rows join the gaps
-            // around it, which one marker then names.
+            // Rendered rows no marker can name are shown (they show a line no marker
+            // names and no plain head row shows: see [`drop_named_rows`] and
+            // [`elide_head_rows`]), and with nothing else left to give up they hold
+            // the result over the budget (a second pass would elide them): the forced
+            // island goes too, and its rows join the gaps around it, which one marker
+            // then names.
             droppable = forced.filter(|&f| keep[f]).map(|f| {
                 let (mut q, mut e) = (f, f);
                 while q > 0 && keep[q - 1] {
@@ -736,6 +746,179 @@ fn gap_caps(
         cap[w[0].0] = w[1].1 - 1;
     }
     cap
+}
+
+/// The original lines (0-based, inclusive) the markers of `lines` name, merged, in
+/// order.
+fn named_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<(u32, u32)> {
+    let mut named: Vec<(u32, u32)> = lines
+        .iter()
+        .filter_map(|l| doc.markers.get(l.marker? as usize)?.lines)
+        .map(|(a, b)| (a.saturating_sub(1) as u32, b.saturating_sub(1) as u32))
+        .collect();
+    named.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(named.len());
+    for (a, b) in named {
+        match merged.last_mut() {
+            Some(m) if a <= m.1.saturating_add(1) => m.1 = m.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// Whether every original line row `l` shows writes of is within `named` (merged
+/// ranges, see [`named_lines`]).
+fn covered(named: &[(u32, u32)], l: &Line) -> bool {
+    let (f, e) = (l.src_first, l.src_last.max(l.src_first));
+    let k = named.partition_point(|m| m.0 <= f);
+    k > 0 && named[k - 1].1 >= e
+}
+
+/// When rows of `unnamed` (ranges of `out`, past the head `out[..h]`) show lines no
+/// marker names, and the head shows those lines (an early line that draws rows far
+/// below also leaves a row of its own at the top), the head rows that show them give
+/// way to a marker naming their lines, at their place: the rows below then show
+/// only named lines and are dropped with them ([`drop_named_rows`]), and the rest of
+/// the head stays. A row with a salient word or an exception name stays. Done only when every marker of `out` still names lines past the
+/// one before it; `unnamed` is moved with the rows after the head. Returns the
+/// markers added (to `doc` and `out`).
+fn elide_head_rows(
+    doc: &mut Doc<'_>,
+    out: &mut Vec<Line>,
+    h: usize,
+    unnamed: &mut [(usize, usize)],
+    eol: Eol,
+    raw: &RawIndex,
+) -> usize {
+    let named = named_lines(doc, out);
+    let mut needed: Vec<(u32, u32)> = Vec::new();
+    for &(s, e) in unnamed.iter() {
+        for l in &out[s..e] {
+            if l.marker.is_none() && !covered(&named, l) {
+                needed.push((l.src_first, l.src_last.max(l.src_first)));
+            }
+        }
+    }
+    if needed.is_empty() {
+        return 0;
+    }
+    // A head row that names an error or an exception stays, whatever it shows.
+    let plain = |l: &Line| {
+        let t = &doc.buf[l.start..l.end];
+        crate::salience::salience(t) == 0 && exception_name(t).is_none()
+    };
+    let hits = |l: &Line| {
+        l.marker.is_none()
+            && plain(l)
+            && needed
+                .iter()
+                .any(|&(a, b)| l.src_first <= b && a <= l.src_last.max(l.src_first))
+    };
+    // Runs of head rows that show a needed line, and the lines each would name; a
+    // run showing only lines an earlier run names stays shown (rows the early line
+    // drew into the head, say).
+    let mut runs: Vec<(usize, usize, u32, u32)> = Vec::new();
+    let mut k = 0;
+    while k < h {
+        if !hits(&out[k]) {
+            k += 1;
+            continue;
+        }
+        let mut e = k;
+        while e < h && hits(&out[e]) {
+            e += 1;
+        }
+        let (a, b) = rows_lines(&out[k..e]);
+        if runs.last().is_none_or(|r| a > r.3) {
+            runs.push((k, e, a, b));
+        }
+        k = e;
+    }
+    if runs.is_empty() {
+        return 0;
+    }
+    // Every marker, the new ones at their place, must name lines past the one before.
+    let mut last: Option<u32> = None;
+    let mut r = 0;
+    let mut k = 0;
+    while k < out.len() {
+        let range = if runs.get(r).is_some_and(|run| run.0 == k) {
+            let (_, e, a, b) = runs[r];
+            r += 1;
+            k = e;
+            Some((a, b))
+        } else {
+            let l = &out[k];
+            k += 1;
+            l.marker
+                .and_then(|m| doc.markers.get(m as usize)?.lines)
+                .map(|(a, b)| (a.saturating_sub(1) as u32, b.saturating_sub(1) as u32))
+        };
+        if let Some((a, b)) = range {
+            if last.is_some_and(|p| a <= p) {
+                return 0;
+            }
+            last = Some(b);
+        }
+    }
+    let mut head: Vec<Line> = Vec::with_capacity(h);
+    let mut k = 0;
+    for &(s, e, a, b) in &runs {
+        head.extend_from_slice(&out[k..s]);
+        let m = Marker::gap(
+            RuleId::HeadTailElide,
+            a,
+            b,
+            raw.bytes(a, b),
+            RestoreCall::Lines {
+                start: a as u64 + 1,
+                end: b as u64 + 1,
+            },
+        );
+        head.push(doc.marker_line(m, eol, a, b));
+        k = e;
+    }
+    head.extend_from_slice(&out[k..h]);
+    let shift = h - head.len();
+    out.splice(..h, head);
+    for seg in unnamed.iter_mut() {
+        *seg = (seg.0 - shift, seg.1 - shift);
+    }
+    runs.len()
+}
+
+/// Drops from `out` the rows of `unnamed` (ranges of `out`: rows of gaps no marker
+/// could name) that show writes only of original lines the markers of `out` name:
+/// those writes are in the markers' restores, with the lines that wrote them (an
+/// early line that draws rows far below is elided at its own place, and the rows it
+/// drew go with it). Returns whether any such row is still shown (it shows a line no
+/// marker names, such as one an island or the head shows).
+fn drop_named_rows(doc: &Doc<'_>, out: &mut Vec<Line>, unnamed: &[(usize, usize)]) -> bool {
+    if unnamed.is_empty() {
+        return false;
+    }
+    let named = named_lines(doc, out);
+    let mut shown = false;
+    let mut drop = vec![false; out.len()];
+    for &(s, e) in unnamed {
+        for (k, l) in out.iter().enumerate().take(e).skip(s) {
+            if l.marker.is_some() {
+                continue;
+            }
+            if covered(&named, l) {
+                drop[k] = true;
+            } else {
+                shown = true;
+            }
+        }
+    }
+    let mut k = 0;
+    out.retain(|_| {
+        k += 1;
+        !drop[k - 1]
+    });
+    shown
 }
 
 /// The original lines (0-based, inclusive) rendered rows `rows` show writes of: from
