@@ -801,16 +801,7 @@ impl StreamCompressor {
             };
             let count = rest.len() as u64 + extra;
             self.repeated = true;
-            let m = Marker {
-                what: format!("previous line repeated {count} more times"),
-                rule: RuleId::RepeatCollapse,
-                lines: Some((a + 1, b + 1)),
-                bytes: None,
-                recovery: Recovery::Lossless(RestoreCall::Lines {
-                    start: a + 1,
-                    end: b + 1,
-                }),
-            };
+            let m = repeat_marker(count, a, b);
             let eol = first.eol;
             self.feed(first, win, out)?;
             let text = LineText::Own(m.render(None).into_bytes());
@@ -1239,6 +1230,21 @@ fn line_salience(l: &crate::doc::Line, hits: &[(usize, usize, u8)]) -> Option<u8
     Some(best)
 }
 
+/// The marker of a run of identical lines: `count` more copies of the first, on
+/// original lines `a`..=`b` (0-based; the marker says them 1-based).
+fn repeat_marker(count: u64, a: u64, b: u64) -> Marker {
+    Marker {
+        what: format!("previous line repeated {count} more times"),
+        rule: RuleId::RepeatCollapse,
+        lines: Some((a + 1, b + 1)),
+        bytes: None,
+        recovery: Recovery::Lossless(RestoreCall::Lines {
+            start: a + 1,
+            end: b + 1,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1253,16 +1259,7 @@ mod tests {
             (99, 0, 100),
             (u64::MAX, u64::MAX - 2, u64::MAX - 1),
         ] {
-            let m = Marker {
-                what: format!("previous line repeated {count} more times"),
-                rule: RuleId::RepeatCollapse,
-                lines: Some((a + 1, b + 1)),
-                bytes: None,
-                recovery: Recovery::Lossless(RestoreCall::Lines {
-                    start: a + 1,
-                    end: b + 1,
-                }),
-            };
+            let m = repeat_marker(count, a, b);
             let text = m.render(None);
             assert_eq!(salience::salience(text.as_bytes()), 0, "{text}");
             // Never cut into pieces either (a piece is at least 256 bytes).

@@ -73,6 +73,25 @@ pub struct Checked {
     pub tiled: bool,
 }
 
+/// A small deterministic generator (xorshift64*) for tests that build inputs from a
+/// seed: the same seed gives the same inputs on every machine.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
 /// A temporary store for tests: the handle and the directory that holds it.
 pub struct TempStore {
     /// The open store.

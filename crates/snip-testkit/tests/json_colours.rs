@@ -5,23 +5,7 @@
 //! checker with a real store, valid JSON, a second pass identical.
 
 use snip_core::{compress, Config, NoStore};
-use snip_testkit::{compress_and_check, TempStore};
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use snip_testkit::{compress_and_check, Rng, TempStore};
 
 /// A coloured log of `n` lines: some plain, some wrapped in colour escapes, some with
 /// a colour escape in the middle, some error lines.

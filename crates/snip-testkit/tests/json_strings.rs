@@ -6,23 +6,7 @@
 
 use proptest::prelude::*;
 use snip_core::{compress, Config, NoStore};
-use snip_testkit::{compress_and_check, TempStore};
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use snip_testkit::{compress_and_check, Rng, TempStore};
 
 /// A build log of `n` lines joined by `\n` (`\r\n` when `crlf`), with an error line at
 /// each 1-based line number of `errors`; `ansi` colours every line. Returns the text
