@@ -10,8 +10,11 @@
 //! budget is printed whole); past that, the head (`head_bytes`) is written, the tail
 //! (`tail_bytes`) is kept in a ring, and lines leaving the ring are elided, except
 //! salient lines (the same words as `head-tail-elide`) with `salient_context` lines
-//! after them, within `salient_bytes`. Every gap gets a marker with original line
-//! numbers (1-based, inclusive) and byte offsets (0-based, half-open).
+//! after them, within `salient_bytes`: a line of a shape not shown yet while that
+//! lasts, a copy of a shape shown while half of it lasts. Every gap gets a marker with
+//! original line numbers (1-based, inclusive) and byte offsets (0-based, half-open),
+//! which counts the error lines (salience 2 or above) it holds and names the first
+//! four, as `head-tail-elide`'s do.
 //!
 //! A stream whose first window is a diff (as `diff-protect` detects it) or opens a JSON
 //! document spanning lines is passed through byte for byte: eliding lines would change
