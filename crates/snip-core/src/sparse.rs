@@ -8,9 +8,13 @@
 //! - a *head window*: the first whole lines, 8× `head_bytes` to start with, grown until
 //!   the lossless rules leave at least twice `head_bytes` of text;
 //! - the same *tail window* at the end;
-//! - *islands*: the lines around salient words found by one literal scan of the
-//!   middle (the words, priorities and one-per-shape rule of `head-tail-elide`), each with
-//!   `salient_context` lines on each side;
+//! - *islands*: the lines around salient words found by one literal scan of the whole
+//!   middle (the words and priorities of `head-tail-elide`, one line of each shape
+//!   first, then the copies), each with `salient_context` lines on each side, within
+//!   three times `salient_bytes`; and every other error line (priority 2 or above)
+//!   alone, so that `head-tail-elide` shows it or counts it with its line number in
+//!   its gap marker, as on the whole document (more than 65,536 of them, or more than
+//!   a quarter of the input: the full pipeline runs);
 //! - between them, one gap marker per stretch, in `head-tail-elide`'s format with
 //!   original line numbers (1-based, inclusive) and byte offsets (0-based, half-open).
 //!
@@ -19,9 +23,8 @@
 //! the whole one. The output keeps the same guarantees (within the budget, every
 //! elision marked with a restore call, deterministic, a second pass changes nothing).
 //! What can differ from the full pipeline, all on the elided side: a redraw in a window
-//! cannot reach rows above the window; the lossless footer counts frames and escapes of
-//! the pieces only; and the scan of the middle stops once it has found top-priority
-//! lines worth twice the island budget (later ones could not be chosen anyway).
+//! cannot reach rows above the window; and the lossless footer counts frames and
+//! escapes of the pieces only.
 //!
 //! When the windows would cover more than half the input (e.g. a single enormous line,
 //! or a head that renders to almost nothing), [`reduce`] answers `None` and the full
@@ -91,7 +94,7 @@ pub(crate) fn reduce<'a>(input: &'a [u8], config: &Config) -> Option<Reduced<'a>
     let mut anchors = vec![(head_lines, head_end)];
     // Islands, then the tail; each after a gap marker for the lines before it.
     let (mut at, mut line) = (head_end, head_lines);
-    let islands = islands(input, head_end, tail_start, config);
+    let islands = islands(input, head_end, tail_start, config)?;
     for (s, e) in islands.into_iter().chain([(tail_start, n)]) {
         let first = line.saturating_add(count_lines(&input[at..s]));
         if s > at {
@@ -156,19 +159,27 @@ fn island_size(s: usize, e: usize) -> usize {
     (e - s).min(2 * ISLAND_LINE_MAX)
 }
 
+/// Salient lines of this priority or above are never left in a gap the pieces hide:
+/// each is a piece, so `head-tail-elide` shows it or counts it, with its line number,
+/// in its own gap marker (as it does for the lines of the whole document).
+const COUNTED_PRIORITY: u8 = 2;
+
+/// The most salient lines the pieces may hold, and the most bytes of the input they
+/// may cover (a quarter of it): past either, the full pipeline runs instead.
+const COUNTED_MAX: usize = 1 << 16;
+
 /// The islands of the middle `lo..hi` (whole lines, in order, not overlapping): the
-/// lines around the salient lines `head-tail-elide` could keep.
-fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Vec<(usize, usize)> {
-    if config.salient_bytes == 0 {
-        return Vec::new();
-    }
+/// lines around the salient lines `head-tail-elide` could keep, and every other line
+/// of priority [`COUNTED_PRIORITY`] or above alone (it counts them); `None` when
+/// those are too many for the reduced path to be worth it.
+fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Option<Vec<(usize, usize)>> {
     let ctx = config.salient_context;
-    // Salient lines as (start, end without the newline, priority), in order.
+    // Salient lines as (start, end without the newline, priority), in order: the whole
+    // middle is scanned, as `head-tail-elide` scans the whole document (an early stop
+    // once islands were full once left later error lines neither shown nor counted).
     let mut lines: Vec<(usize, usize, u8)> = Vec::new();
-    let mut top_shapes: HashSet<u64> = HashSet::new();
-    let mut top_cost = 0usize;
     let mut at = lo;
-    while at < hi && top_cost < config.salient_bytes.saturating_mul(2) {
+    while at < hi {
         let end = line_end_at_or_after(&input[..hi], at + SCAN_CHUNK).unwrap_or(hi);
         for (k, prio) in salience::salient_matches(&input[at..end]) {
             let pos = at + k;
@@ -179,66 +190,87 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Vec<(usize, u
                 _ => lines.push((s, e, prio)),
             }
         }
-        // Top-priority lines found so far, by distinct text, as islands would cost.
-        for &(s, e, prio) in lines.iter().rev() {
-            if s < at {
-                break;
-            }
-            if prio == 3 && e - s <= LONG_LINE_MAX && top_shapes.insert(shape(&input[s..e])) {
-                top_cost += (island_size(s, e) + 1) * (2 * ctx + 1) + 200;
-            }
-        }
         at = end;
     }
     // The candidates `head-tail-elide` would try first, within three times the island
-    // budget by their raw size (escapes make raw text larger than what is shown).
+    // budget by their raw size (escapes make raw text larger than what is shown): one
+    // line of each shape, best first, then the copies, as it places them.
     let mut order: Vec<usize> = (0..lines.len()).collect();
     order.sort_by(|&a, &b| lines[b].2.cmp(&lines[a].2).then(a.cmp(&b)));
     let mut seen: HashSet<u64> = HashSet::new();
-    let mut chosen: Vec<usize> = Vec::new();
+    let mut chosen = vec![false; lines.len()];
+    let mut copies: Vec<usize> = Vec::new();
     let mut cost = 0usize;
     let cap = config.salient_bytes.saturating_mul(3);
-    for k in order {
-        let (s, e, _) = lines[k];
-        if e - s > LONG_LINE_MAX || !seen.insert(shape(&input[s..e])) {
-            continue;
+    let line_cost = |(s, e, _): (usize, usize, u8)| (island_size(s, e) + 1) * (2 * ctx + 1) + 200;
+    if config.salient_bytes > 0 {
+        for k in order {
+            let (s, e, _) = lines[k];
+            if e - s > LONG_LINE_MAX {
+                continue;
+            }
+            if !seen.insert(shape(&input[s..e])) {
+                copies.push(k);
+                continue;
+            }
+            let c = line_cost(lines[k]);
+            if cost + c <= cap {
+                cost += c;
+                chosen[k] = true;
+            }
         }
-        let c = (island_size(s, e) + 1) * (2 * ctx + 1) + 200;
-        if cost + c > cap {
-            continue;
+        for k in copies {
+            let c = line_cost(lines[k]);
+            if cost + c <= cap {
+                cost += c;
+                chosen[k] = true;
+            }
         }
-        cost += c;
-        chosen.push(k);
     }
-    chosen.sort_unstable();
-    // Each chosen line with `ctx` lines around it, merged when they touch.
+    // Each chosen line with `ctx` lines around it, every other counted line alone,
+    // merged when they touch.
     let mut out: Vec<(usize, usize)> = Vec::new();
-    for k in chosen {
-        let (mut s, mut e, _) = lines[k];
-        for _ in 0..ctx {
-            if s <= lo {
+    let (mut counted, mut counted_bytes) = (0usize, 0usize);
+    for (k, &(line_s, line_end, prio)) in lines.iter().enumerate() {
+        let line_e = (line_end + 1).min(hi);
+        let (mut s, mut e) = (line_s, line_e);
+        if chosen[k] {
+            for _ in 0..ctx {
+                if s <= lo {
+                    break;
+                }
+                s = memchr::memrchr(b'\n', &input[lo..s - 1]).map_or(lo, |j| lo + j + 1);
+            }
+            for _ in 0..ctx {
+                if e >= hi {
+                    break;
+                }
+                e = memchr::memchr(b'\n', &input[e..hi]).map_or(hi, |j| e + j + 1);
+            }
+            if e - s > 16 * ISLAND_LINE_MAX {
+                // Long neighbours would only be elided again: the line alone.
+                (s, e) = (line_s, line_e);
+            }
+        } else if prio >= COUNTED_PRIORITY {
+            counted += 1;
+            counted_bytes += line_e - line_s;
+            if counted > COUNTED_MAX || counted_bytes > input.len() / 4 {
+                return None;
+            }
+        } else {
+            continue;
+        }
+        // A chosen line's context may reach back past the lines counted before it.
+        while let Some(&(ls, le)) = out.last() {
+            if s > le {
                 break;
             }
-            s = memchr::memrchr(b'\n', &input[lo..s - 1]).map_or(lo, |j| lo + j + 1);
+            out.pop();
+            (s, e) = (s.min(ls), e.max(le));
         }
-        let (line_s, line_e) = (lines[k].0, (e + 1).min(hi));
-        e = line_e;
-        for _ in 0..ctx {
-            if e >= hi {
-                break;
-            }
-            e = memchr::memchr(b'\n', &input[e..hi]).map_or(hi, |j| e + j + 1);
-        }
-        if e - s > 16 * ISLAND_LINE_MAX {
-            // Long neighbours would only be elided again: the line alone.
-            (s, e) = (line_s, line_e);
-        }
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
+        out.push((s, e));
     }
-    out
+    Some(out)
 }
 
 /// Pieces joined into one document.

@@ -10,8 +10,11 @@
 //! budget is printed whole); past that, the head (`head_bytes`) is written, the tail
 //! (`tail_bytes`) is kept in a ring, and lines leaving the ring are elided, except
 //! salient lines (the same words as `head-tail-elide`) with `salient_context` lines
-//! after them, within `salient_bytes`. Every gap gets a marker with original line
-//! numbers (1-based, inclusive) and byte offsets (0-based, half-open).
+//! after them, within `salient_bytes`: a line of a shape not shown yet while that
+//! lasts, a copy of a shape shown while half of it lasts. Every gap gets a marker with
+//! original line numbers (1-based, inclusive) and byte offsets (0-based, half-open),
+//! which counts the error lines (salience 2 or above) it holds and names the first
+//! four, as `head-tail-elide`'s do.
 //!
 //! A stream whose first window is a diff (as `diff-protect` detects it) or opens a JSON
 //! document spanning lines is passed through byte for byte: eliding lines would change
@@ -41,6 +44,7 @@ use crate::marker::{Marker, Recovery, RestoreCall};
 use crate::pipeline::lossless_in;
 use crate::rule::RuleId;
 use crate::rule::{Engine, Pass, Streamed, TextCounts};
+use crate::rules::head_tail_elide::{salient_note, COUNTED_LINES};
 use crate::rules::{self, terminal_render};
 use crate::salience::{self, shape, ISLAND_LINE_MAX};
 use crate::Config;
@@ -100,6 +104,11 @@ struct Gap {
     lines: u64,
     /// It holds a piece of a line cut for length (not the line's last piece).
     pieces: bool,
+    /// Error lines (salience 2 or above) among its lines, and the first of their line
+    /// numbers (0-based), for the marker to count and name.
+    salient: u64,
+    salient_at: Vec<u64>,
+    salient_last: u64,
 }
 
 enum Phase {
@@ -909,8 +918,15 @@ impl StreamCompressor {
         Ok(())
     }
 
-    fn evicted(&mut self, l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
+    fn evicted(&mut self, mut l: SLine, win: &[u8], out: &mut dyn Write) -> io::Result<()> {
         let small = l.len() <= ISLAND_LINE_MAX;
+        // Every line leaving the ring is read: one that is not shown is counted in
+        // its gap's marker (the scan once stopped when the islands were full, and
+        // later error lines were elided without a word).
+        let prio = l
+            .salience
+            .unwrap_or_else(|| salience::salience(l.bytes(win)));
+        l.salience = Some(prio);
         if self.after > 0 && small && self.islands_used + l.size() <= self.config.salient_bytes {
             self.after -= 1;
             self.islands_used += l.size();
@@ -923,16 +939,24 @@ impl StreamCompressor {
         self.after = 0;
         let cost = l.size() + 220;
         // The budget test first: once the islands are full, no line is scanned.
-        let new_shape = (small
-            && self.islands_used + cost <= self.config.salient_bytes
-            && l.salience
-                .unwrap_or_else(|| salience::salience(l.bytes(win)))
-                >= 2)
+        // A line of a shape not shown yet takes the island budget while it lasts; a
+        // copy of a shape shown takes only its first half (the stream cannot look
+        // ahead: later distinct errors keep room, as `head-tail-elide` places every
+        // distinct shape before copies).
+        let island = (small && self.islands_used + cost <= self.config.salient_bytes && prio >= 2)
             .then(|| shape(l.bytes(win)))
-            .filter(|s| !self.island_shapes.contains(s));
-        if let Some(shape) = new_shape {
-            if self.island_shapes.len() < 256 {
-                self.island_shapes.push(shape);
+            .and_then(|s| {
+                if !self.island_shapes.contains(&s) {
+                    Some(Some(s))
+                } else {
+                    (self.islands_used + cost <= self.config.salient_bytes / 2).then_some(None)
+                }
+            });
+        if let Some(new_shape) = island {
+            if let Some(shape) = new_shape {
+                if self.island_shapes.len() < 256 {
+                    self.island_shapes.push(shape);
+                }
             }
             let before = if self.config.salient_context > 0 {
                 self.gap_tail.take()
@@ -969,8 +993,7 @@ impl StreamCompressor {
     /// (the islands' budget is spent), so the lines are then never scanned.
     fn window_salience(&mut self, buf: &[u8], lines: &[crate::doc::Line]) {
         self.hits.clear();
-        // The least an island costs (see `evicted`).
-        if lines.is_empty() || self.islands_used + 220 > self.config.salient_bytes {
+        if lines.is_empty() {
             return;
         }
         let hits = &mut self.hits;
@@ -995,6 +1018,17 @@ impl StreamCompressor {
         };
         self.gap.lines += 1;
         self.gap.pieces |= l.eol == Eol::None;
+        // A line cut in pieces counts once.
+        let line = l.src.0;
+        if l.salience.is_some_and(|p| p >= 2)
+            && (self.gap.salient == 0 || self.gap.salient_last != line)
+        {
+            self.gap.salient += 1;
+            self.gap.salient_last = line;
+            if self.gap.salient_at.len() < COUNTED_LINES {
+                self.gap.salient_at.push(line);
+            }
+        }
         self.recycle(l.text);
     }
 
@@ -1051,6 +1085,12 @@ impl StreamCompressor {
                 crate::marker::lines_word(b - a + 1),
                 e - s
             )
+        };
+        let what = if self.gap.salient > 0 {
+            let at: Vec<u64> = self.gap.salient_at.iter().map(|k| k + 1).collect();
+            what + &salient_note(self.gap.salient, &at)
+        } else {
+            what
         };
         self.elided = true;
         let m = Marker {

@@ -935,7 +935,20 @@ const COUNTED_PRIORITY: u8 = 2;
 
 /// Line numbers a gap marker names of the salient lines it holds; the rest are
 /// counted only.
-const COUNTED_LINES: usize = 4;
+pub(crate) const COUNTED_LINES: usize = 4;
+
+/// What a gap marker adds for the `n` salient lines it holds, `at` the first of their
+/// line numbers (1-based; only the first [`COUNTED_LINES`] are named):
+/// `, 3 salient lines among them at 12, 40, 97`.
+pub(crate) fn salient_note(n: u64, at: &[u64]) -> String {
+    let named: Vec<String> = at.iter().take(COUNTED_LINES).map(u64::to_string).collect();
+    let more = if n > named.len() as u64 { ", …" } else { "" };
+    let word = if n == 1 { "line" } else { "lines" };
+    format!(
+        ", {n} salient {word} among them at {}{more}",
+        named.join(", ")
+    )
+}
 
 /// One gap of the middle: lines `i..j`, and the salient lines among them
 /// (indices in the middle, ascending).
@@ -1080,14 +1093,7 @@ fn gap(
             .map(|&k| u64::from(middle[k].src_first) + 1)
             .collect();
         at.dedup();
-        let n = at.len();
-        let named: Vec<String> = at.iter().take(COUNTED_LINES).map(u64::to_string).collect();
-        let more = if n > COUNTED_LINES { ", …" } else { "" };
-        let word = if n == 1 { "line" } else { "lines" };
-        m.what.push_str(&format!(
-            ", {n} salient {word} among them at {}{more}",
-            named.join(", ")
-        ));
+        m.what.push_str(&salient_note(at.len() as u64, &at));
     }
     // A marker never takes more room than the whole lines it would stand for: those
     // are shown instead (summed only until they are longer than the marker).
