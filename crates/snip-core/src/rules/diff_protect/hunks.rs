@@ -8,7 +8,11 @@
 //! file's header with its first hunk, hunks with salient content (conflict markers,
 //! error words), the remaining hunks. What is left out becomes one marker per run of
 //! consecutive elided segments, naming each file and each hunk header with its `+N -M`
-//! counts and quoting the restore call for the run's exact bytes.
+//! counts and quoting the restore call for the run's exact bytes. When the output with
+//! such markers is over the budget, every marker takes the first shorter form with
+//! which it fits (each file with its hunk count and summed `+N -M`; the first three
+//! files and `and K more files (+A -B)`; counts only), the hunks kept chosen again
+//! against the markers' exact sizes; counts only when commit headers alone are over it.
 //!
 //! **Guarantee.** Every kept byte is at its place, unchanged (escapes included): kept
 //! lines are byte-identical, kept hunks are complete (their `@@` counts match), and a
@@ -691,4 +695,87 @@ fn run_marker(run: &[Seg], files: &[File], detail: Detail, id: &str) -> String {
         }),
     }
     .render(Some(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A diff of `files` files of two hunks each (`+1 -1`, then `+2 -1`).
+    fn diff(files: usize) -> String {
+        let mut d = String::new();
+        for f in 0..files {
+            d += &format!(
+                "diff --git a/f{f}.rs b/f{f}.rs\nindex 1..2 100644\n--- a/f{f}.rs\n+++ b/f{f}.rs\n"
+            );
+            d += "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n";
+            d += "@@ -20,2 +20,3 @@\n x\n-y\n+z\n+w\n";
+        }
+        d
+    }
+
+    #[test]
+    fn a_run_s_marker_in_each_form() {
+        let d = diff(5);
+        let (segs, files) = segments(d.as_bytes());
+        let id = "sn_000000000000000000000000";
+        let what = |detail| {
+            let m = run_marker(&segs, &files, detail, id);
+            crate::marker::parse(&m).unwrap().what
+        };
+        assert_eq!(
+            what(Detail::Hunks),
+            "10 hunks and 5 file headers (635 bytes) elided: f0.rs (header) @@ -1,3 +1,3 @@ +1 -1, @@ -20,2 +20,3 @@ +2 -1; f1.rs (header) @@ -1,3 +1,3 @@ +1 -1, @@ -20,2 +20,3 @@ +2 -1; f2.rs (header) @@ -1,3 +1,3 @@ +1 -1, @@ -20,2 +20,3 @@ +2 -1; f3.rs (header) @@ -1,3 +1,3 @@ +1 -1, @@ -20,2 +20,3 @@ +2 -1; f4.rs (header) @@ -1,3 +1,3 @@ +1 -1, @@ -20,2 +20,3 @@ +2 -1"
+        );
+        assert_eq!(
+            what(Detail::Files),
+            "10 hunks and 5 file headers (635 bytes) elided: f0.rs (header) 2 hunks +3 -2; f1.rs (header) 2 hunks +3 -2; f2.rs (header) 2 hunks +3 -2; f3.rs (header) 2 hunks +3 -2; f4.rs (header) 2 hunks +3 -2"
+        );
+        assert_eq!(
+            what(Detail::FirstFiles),
+            "10 hunks and 5 file headers (635 bytes) elided: f0.rs (header) 2 hunks +3 -2; f1.rs (header) 2 hunks +3 -2; f2.rs (header) 2 hunks +3 -2; and 2 more files (+6 -4)"
+        );
+        assert_eq!(
+            what(Detail::Counts),
+            "10 hunks and 5 file headers (635 bytes) elided: 5 files, +15 -10"
+        );
+        // A run of four files names them all: `and 1 more file` saves nothing.
+        let (segs4, files4) = segments(diff(4).as_bytes());
+        let m = run_marker(&segs4, &files4, Detail::FirstFiles, id);
+        assert!(m.contains("f3.rs (header) 2 hunks +3 -2 ·"), "{m}");
+    }
+
+    #[test]
+    fn markers_degrade_until_the_output_fits() {
+        let d = diff(40);
+        let id = "sn_000000000000000000000000";
+        let marker_of = |budget| {
+            let s = shorten(d.as_bytes(), budget, id).unwrap();
+            let out = String::from_utf8(s.output).unwrap();
+            let lines: Vec<String> = out.lines().map(str::to_string).collect();
+            (out.len(), lines)
+        };
+        let names_hunks = |lines: &[String]| lines.iter().any(|l| l.contains(" @@ -"));
+        // Room for one marker naming every hunk: that form.
+        let (len, lines) = marker_of(3000);
+        assert!(len <= 3000 && lines.len() == 1 && names_hunks(&lines));
+        // Less room: each file with its counts, the first files kept whole.
+        let (len, lines) = marker_of(2000);
+        assert!(len <= 2000 && !names_hunks(&lines), "{lines:?}");
+        assert!(lines[0].starts_with("diff --git a/f0.rs"));
+        assert!(lines
+            .iter()
+            .any(|l| l.contains("; f6.rs (header) 2 hunks +3 -2; f7.rs")));
+        // Less still: shorter forms, the output still fits.
+        for budget in [1500, 900, 600] {
+            let (len, lines) = marker_of(budget);
+            assert!(len <= budget && !names_hunks(&lines), "{lines:?}");
+        }
+        // Counts only.
+        let (len, lines) = marker_of(300);
+        assert!(len <= 300 && lines.len() == 1);
+        assert!(lines[0].starts_with(
+            "[snip: 80 hunks and 40 file headers (5200 bytes) elided: 40 files, +120 -80 · diff-protect · lines 1-560 · bytes 0-5200 · "
+        ));
+    }
 }
