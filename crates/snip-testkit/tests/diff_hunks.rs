@@ -62,18 +62,12 @@ fn hunk_headers(d: &str) -> Vec<String> {
         .collect()
 }
 
-/// Checks what every shortened diff must satisfy: accounting, kept hunks complete
-/// (their counts match their bodies), every elided hunk named in a marker, and the
-/// output within the diff budget.
-fn check_shortened(input: &[u8], cfg: &Config, store: &TempStore) -> String {
+/// Checks what every shortened diff must satisfy: accounting (every marker restores
+/// its exact bytes), kept hunks complete (their counts match their bodies) and every
+/// elided hunk counted in a marker (named with its header when `named`).
+fn check_shortened_only(input: &[u8], cfg: &Config, store: &TempStore, named: bool) -> String {
     let (out, checked) = compress_and_check(input, cfg, &store.handle).unwrap();
     assert!(checked.markers > 0, "nothing was elided");
-    assert!(
-        out.len() <= cfg.diff_max_bytes,
-        "{} bytes out, over the diff budget {}",
-        out.len(),
-        cfg.diff_max_bytes
-    );
     let out = String::from_utf8(out).unwrap();
     let input = std::str::from_utf8(input).unwrap();
     // Kept hunks are complete: count each body against its header.
@@ -114,9 +108,142 @@ fn check_shortened(input: &[u8], cfg: &Config, store: &TempStore) -> String {
         .collect();
     let all = hunk_headers(input);
     let kept_n = kept.len();
-    let named = markers.matches(" @@ -").count();
-    assert_eq!(kept_n + named, all.len(), "hunks kept + hunks named");
+    let counted: usize = markers
+        .lines()
+        .map(|l| {
+            let n = l["[snip: ".len()..].split(' ').next().unwrap();
+            n.parse::<usize>().unwrap()
+        })
+        .sum();
+    assert_eq!(kept_n + counted, all.len(), "hunks kept + hunks counted");
+    if named {
+        let named = markers.matches(" @@ -").count();
+        assert_eq!(kept_n + named, all.len(), "hunks kept + hunks named");
+    }
     out
+}
+
+/// [`check_shortened_only`], and the output within the diff budget.
+fn check_shortened(input: &[u8], cfg: &Config, store: &TempStore, named: bool) -> String {
+    let out = check_shortened_only(input, cfg, store, named);
+    assert!(
+        out.len() <= cfg.diff_max_bytes,
+        "{} bytes out, over the diff budget {}",
+        out.len(),
+        cfg.diff_max_bytes
+    );
+    out
+}
+
+/// The `diff-protect` marker lines of an output.
+fn diff_markers(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with("[snip: ") && l.contains(" · diff-protect · "))
+        .collect()
+}
+
+/// A `git log -p` of 320 commits, each with a long message and touching 20 to 60 of
+/// 80 files (two hunks in each).
+fn wide_log(d: &Path) -> Vec<u8> {
+    git(d, &["init", "-q", "-b", "main"], None);
+    let mut s = String::new();
+    for c in 0..320usize {
+        s += "commit refs/heads/main\n";
+        s += &format!(
+            "committer A <a@example.invalid> {} +0000\n",
+            1_700_000_000 + c
+        );
+        let mut msg = format!("change {c}: a wide refactor across many modules\n\n");
+        for k in 0..6 {
+            msg += &format!(
+                "Paragraph {k} of the message of commit {c}, explaining at length why \
+                 every one of these files had to change together.\n"
+            );
+        }
+        s += &format!("data {}\n{msg}", msg.len());
+        let touched = 20 + c * 7 % 41;
+        for k in 0..touched {
+            let f = (c * 13 + k) % 80;
+            let text = file_text(60, &[3 + c % 5, 40 + c % 11], c);
+            s += &format!(
+                "M 100644 inline src/module_{f:02}/file_{f:02}.rs\ndata {}\n{text}\n",
+                text.len()
+            );
+        }
+    }
+    git(d, &["fast-import", "--quiet"], Some(s.as_bytes()));
+    git(d, &["log", "-p", "main"], None)
+}
+
+#[test]
+fn a_wide_git_log_p_gets_compact_markers_that_restore_their_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = wide_log(dir.path());
+    let text = String::from_utf8_lossy(&log).into_owned();
+    let commits = text.matches("\ncommit ").count() + 1;
+    assert!(commits >= 300, "{commits} commits");
+    // Commit headers (and other text outside files) alone: what is always kept.
+    let headers: usize = text
+        .split_inclusive('\n')
+        .scan(true, |outside, l| {
+            if l.starts_with("commit ") {
+                *outside = true;
+            } else if l.starts_with("diff --git ") {
+                *outside = false;
+            }
+            // The blank line `git log` puts between a diff and the next commit.
+            Some(if *outside || l == "\n" { l.len() } else { 0 })
+        })
+        .sum();
+    let store = TempStore::new();
+    // The default diff budget (98,304 bytes), under the commit headers' size: every
+    // header is kept, and each run gets a compact marker (counts only).
+    let cfg = Config::default();
+    assert!(headers > cfg.diff_max_bytes, "headers of {headers} bytes");
+    let out = check_shortened_only(&log, &cfg, &store, false);
+    assert_eq!(
+        out.matches("\ncommit ").count() + 1,
+        commits,
+        "commit headers kept"
+    );
+    let markers = diff_markers(&out);
+    let marker_bytes: usize = markers.iter().map(|m| m.len() + 1).sum();
+    assert!(markers.len() <= commits, "{} markers", markers.len());
+    for m in &markers {
+        assert!(m.len() <= 256, "a marker of {} bytes: {m}", m.len());
+    }
+    assert_eq!(
+        out.len(),
+        headers + marker_bytes,
+        "only headers and markers"
+    );
+    // A budget the headers fit with room to spare (600 KiB, the headers ~230 KB), but
+    // not with markers naming every hunk or every file: the output fits the budget,
+    // its markers name the first files of their runs and count the rest (at most 512
+    // bytes each with these 24-byte names) and take at most a third of it (measured:
+    // 195,243 bytes, 31.8%).
+    let cfg = Config {
+        diff_max_bytes: 600 * 1024,
+        ..Config::default()
+    };
+    assert!(
+        headers < cfg.diff_max_bytes / 2,
+        "headers of {headers} bytes"
+    );
+    let out = check_shortened(&log, &cfg, &store, false);
+    assert_eq!(
+        out.matches("\ncommit ").count() + 1,
+        commits,
+        "commit headers kept"
+    );
+    let marker_bytes: usize = diff_markers(&out).iter().map(|m| m.len() + 1).sum();
+    assert!(
+        marker_bytes <= cfg.diff_max_bytes / 3,
+        "{marker_bytes} marker bytes"
+    );
+    for m in diff_markers(&out) {
+        assert!(m.len() <= 512, "a marker of {} bytes: {m}", m.len());
+    }
 }
 
 #[test]
@@ -156,7 +283,7 @@ fn a_git_log_p_of_1000_commits_keeps_every_commit_header_and_whole_hunks() {
         log.len()
     );
     let store = TempStore::new();
-    let out = check_shortened(&log, &cfg, &store);
+    let out = check_shortened(&log, &cfg, &store, true);
     assert_eq!(
         out.matches("\ncommit ").count() + 1,
         commits,
@@ -187,7 +314,7 @@ fn a_600_kb_patch_ends_within_the_diff_budget_and_its_kept_sections_apply() {
     assert!(patch.len() >= 600 * 1024, "patch of {} bytes", patch.len());
     let cfg = Config::default();
     let store = TempStore::new();
-    let out = check_shortened(&patch, &cfg, &store);
+    let out = check_shortened(&patch, &cfg, &store, true);
     // The salient hunk is kept.
     assert!(
         out.contains("+error: conflict at line 500"),
