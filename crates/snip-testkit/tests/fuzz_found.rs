@@ -625,15 +625,14 @@ fn a_head_row_naming_an_error_stays_when_the_line_drew_rows_far_below() {
     }
 }
 
-/// Open: a repeat-collapse marker's cost includes its line numbers, which a second
-/// pass makes shorter. In this boxed traceback (9,688 bytes at a 2,000-byte budget) a
-/// run of three blank box lines at lines 103-105 is not worth its marker on the first
-/// pass; on the second (the run now at lines 6-7) it is, so the second pass collapses
-/// it (1,166 then 1,080 bytes, store off). Found by
-/// `box_drawn::boxed_content_is_accounted_for_and_idempotent`, whose seed is fixed
-/// until this is mended (the net-win test must not depend on the numbers' digits).
+/// A repeat-collapse marker's cost included its line numbers, which a second pass
+/// makes shorter. In this boxed traceback (9,688 bytes at a 2,000-byte budget) a run
+/// of three blank box lines at lines 103-105 was not worth its marker on the first
+/// pass; on the second (the run then at lines 6-7) it was, and the second pass
+/// collapsed it (1,166 then 1,080 bytes, store off). The net-win test now sizes the
+/// marker with fixed line numbers. Found by
+/// `box_drawn::boxed_content_is_accounted_for_and_idempotent`.
 #[test]
-#[ignore = "open: a repeat run's net-win test depends on its line numbers' digits, which a second pass shortens"]
 fn a_repeat_run_near_its_marker_cost_is_decided_the_same_on_a_second_pass() {
     let input = include_bytes!("regressions/idempotence-repeat-run-near-marker-cost-2000.txt");
     assert_idempotent(input, 2000);
