@@ -96,6 +96,43 @@ pub const NOT_RETAINED: &str =
     "original not retained (re-run the command with narrower output to see the rest)";
 
 impl Marker {
+    /// The length of this marker as a rule's net-win test counts it: rendered with a
+    /// store id, and with its line and byte ranges (and its restore call's) at fixed
+    /// five- and seven-digit numbers. A second pass numbers the same run lower; sized
+    /// this way it decides the same, so a rule that left a run whole leaves it whole
+    /// again (idempotence).
+    pub(crate) fn sizing_len(&self) -> usize {
+        const LINE: u64 = 99_999;
+        const BYTE: u64 = 9_999_999;
+        let call = |c: &RestoreCall| match c {
+            RestoreCall::Lines { .. } => RestoreCall::Lines {
+                start: LINE,
+                end: LINE,
+            },
+            RestoreCall::Bytes { .. } => RestoreCall::Bytes {
+                start: BYTE,
+                end: BYTE,
+            },
+            RestoreCall::FieldBytes { field, .. } => RestoreCall::FieldBytes {
+                field: field.clone(),
+                start: BYTE,
+                end: BYTE,
+            },
+        };
+        let sized = Marker {
+            what: self.what.clone(),
+            rule: self.rule,
+            lines: self.lines.map(|_| (LINE, LINE)),
+            bytes: self.bytes.map(|_| (BYTE, BYTE)),
+            recovery: match &self.recovery {
+                Recovery::Elided(c) => Recovery::Elided(call(c)),
+                Recovery::Lossless(c) => Recovery::Lossless(call(c)),
+                Recovery::None => Recovery::None,
+            },
+        };
+        sized.render(Some(crate::doc::SIZING_ID)).len()
+    }
+
     /// The footer for lossless removals: `removed N redrawn progress frames and B
     /// backspaces and M ANSI escape sequences` (the parts that are not 0); `None` when
     /// all are 0. Backspaces count the backspace controls rendered away (text written

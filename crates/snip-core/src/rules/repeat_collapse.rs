@@ -18,11 +18,6 @@ use crate::marker::{Marker, Recovery, RestoreCall};
 use crate::rule::{RuleId, Text, TextCounts};
 use crate::Config;
 
-/// The line number a run's marker is sized with when deciding whether it saves bytes
-/// (five digits, as most outputs' line numbers are at most): the same decision on any
-/// pass, whatever the run's own numbers.
-const SIZING_LINE: u64 = 99_999;
-
 /// Collapses runs in `doc`. Returns `(runs, lines_removed)`.
 pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
     let n = doc.lines.len();
@@ -65,18 +60,15 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config) -> (u64, u64) {
         let second = doc.lines[(k + 1).min(j - 1)];
         let (a, b) = (second.src_first.max(floor), last.src_last);
         if count >= min && a <= b {
-            let marker = |a: u64, b: u64| Marker {
+            let (start, end) = (a as u64 + 1, b as u64 + 1);
+            let m = Marker {
                 what: format!("previous line repeated {} more times", count - 1),
                 rule: RuleId::RepeatCollapse,
-                lines: Some((a, b)),
+                lines: Some((start, end)),
                 bytes: None,
-                recovery: Recovery::Lossless(RestoreCall::Lines { start: a, end: b }),
+                recovery: Recovery::Lossless(RestoreCall::Lines { start, end }),
             };
-            let m = marker(a as u64 + 1, b as u64 + 1);
-            // The net-win test sizes the marker with fixed line numbers: a second pass,
-            // where the run's lines are numbered lower, decides the same.
-            let sizing = marker(SIZING_LINE, SIZING_LINE);
-            let size = sizing.render(Some(crate::doc::SIZING_ID)).len() + last.eol.bytes().len();
+            let size = m.sizing_len() + last.eol.bytes().len();
             if size < removed_bytes {
                 floor = b.saturating_add(1);
                 let line = doc.marker_line(m, last.eol, a, b);

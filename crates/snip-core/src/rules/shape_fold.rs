@@ -67,7 +67,7 @@
 //! than the lines it stands for. On the reduced path (`sparse`, ≥ 4 MiB) it folds
 //! within the pieces kept; the stream path (> 16 MiB) does not fold.
 
-use crate::doc::{Doc, Line, RawIndex, SIZING_ID};
+use crate::doc::{Doc, Line, RawIndex};
 use crate::marker::{Marker, Recovery, RestoreCall};
 use crate::rule::{Elide, RuleId};
 use crate::salience::salience;
@@ -889,7 +889,7 @@ fn marker(
             end: lines.1,
         }),
     };
-    let cost = m.render(Some(SIZING_ID)).len() + eol.bytes().len();
+    let cost = m.sizing_len() + eol.bytes().len();
     let shown: usize = stretch.iter().map(|l| doc.line_size(l)).sum();
     if cost >= shown {
         return None;
