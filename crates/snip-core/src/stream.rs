@@ -51,11 +51,6 @@ use crate::Config;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
-/// Windows of input space [`StreamCompressor::input_space`] makes room for: a reader
-/// filling it hands the stream a batch of windows at once, which it renders in a
-/// worker thread while it feeds the lines of the window before.
-const SPACE_WINDOWS: usize = 8;
-
 /// Bytes of input processed at a time (cut at the last newline before it).
 pub const WINDOW: usize = 1 << 20;
 /// A line longer than this (bytes) is cut into pieces of this size.
@@ -193,13 +188,6 @@ pub struct StreamCompressor {
     fast: bool,
     /// Lines put in the gap in one step so far.
     in_stretches: u64,
-    /// Whether a batch of windows is rendered in a worker thread while this one feeds
-    /// the lines of the window before (more than one CPU; off to test against the
-    /// sequential path).
-    parallel: bool,
-    /// Window buffers a batch rendered in a worker thread gave back, for the next
-    /// batch: they are not freed only to be faulted in again.
-    spares: Vec<Spare>,
 }
 
 /// What a finished stream did, for the ledger.
@@ -260,8 +248,6 @@ impl StreamCompressor {
             direct: false,
             fast: true,
             in_stretches: 0,
-            parallel: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
-            spares: Vec::new(),
         }
     }
 
@@ -270,13 +256,6 @@ impl StreamCompressor {
     #[doc(hidden)]
     pub fn set_fast(&mut self, on: bool) {
         self.fast = on;
-    }
-
-    /// Turns off (or on) rendering windows in a worker thread, so tests can compare the
-    /// output with the sequential path's. On by default with more than one CPU.
-    #[doc(hidden)]
-    pub fn set_parallel(&mut self, on: bool) {
-        self.parallel = on;
     }
 
     /// The most input bytes held for the end-of-stream check: four budgets and 64 KiB
@@ -341,7 +320,7 @@ impl StreamCompressor {
         }
         if self.pending.len() - self.filled < want {
             // Room for a few windows, so moving the unfinished end to the front is rare.
-            let len = (self.filled + want).max(self.window_size.saturating_mul(SPACE_WINDOWS));
+            let len = (self.filled + want).max(self.window_size.saturating_mul(4));
             self.pending.resize(len, 0);
         }
         &mut self.pending[self.filled..]
@@ -395,112 +374,35 @@ impl StreamCompressor {
     /// Reads every whole window at the start of `input` (what is not yet cut); returns
     /// how many bytes they took, and the first error of `out`.
     fn cut_windows(&mut self, input: &[u8], out: &mut dyn Write) -> (usize, io::Result<()>) {
+        // Every cut depends only on the first `window_size` (or `line_cut`) bytes of
+        // what is not yet cut, never on how many bytes happen to be there: the same
+        // input in any chunking is cut into the same windows, so gives the same output.
         let mut at = 0;
-        if self.base_off == 0 && !matches!(self.phase, Phase::Verbatim) {
-            // The stream's first window alone: the gates that pass a stream through
-            // read it.
-            let Some((cut, next_frame)) = self.cut(input) else {
-                return (0, Ok(()));
+        loop {
+            let rest = &input[at..];
+            if matches!(self.phase, Phase::Verbatim) {
+                // A gate passed the stream through at its first window: the rest too.
+                let r = out.write_all(rest);
+                return (input.len(), r);
+            }
+            if rest.len() < self.window_size {
+                return (at, Ok(()));
+            }
+            let (cut, next_frame) = match memchr::memrchr(b'\n', &rest[..self.window_size]) {
+                Some(i) => (i + 1, None),
+                None => match memchr::memchr(b'\n', &rest[self.window_size..]) {
+                    // The first line ends past the window but before the line cut.
+                    Some(i) if self.window_size + i < self.line_cut => {
+                        (self.window_size + i + 1, None)
+                    }
+                    _ if rest.len() >= self.line_cut => self.line_cut(rest),
+                    _ => return (at, Ok(())),
+                },
             };
-            at = cut;
-            if let Err(e) = self.window(&input[..cut], next_frame.as_deref(), out) {
+            at += cut;
+            if let Err(e) = self.window(&rest[..cut], next_frame.as_deref(), out) {
                 return (at, Err(e));
             }
-        }
-        if matches!(self.phase, Phase::Verbatim) {
-            // A gate passed the stream through at its first window: the rest too.
-            let r = out.write_all(&input[at..]);
-            return (input.len(), r);
-        }
-        let mut cuts = Vec::new();
-        let mut end = at;
-        while let Some((cut, next_frame)) = self.cut(&input[end..]) {
-            cuts.push((end, end + cut, next_frame));
-            end += cut;
-        }
-        let result = if self.parallel && cuts.len() > 1 {
-            self.windows_in_parallel(input, &cuts, out)
-        } else {
-            cuts.iter()
-                .try_for_each(|(a, b, next)| self.window(&input[*a..*b], next.as_deref(), out))
-        };
-        (end, result)
-    }
-
-    /// Where the next window of `rest` (what is not yet cut) ends, and the frame that
-    /// follows a window cut inside a line; `None` until more input can decide. The cut
-    /// depends only on the first `window_size` (or `line_cut`) bytes of `rest`, never on
-    /// how many bytes happen to be there: the same input in any chunking is cut into
-    /// the same windows, so gives the same output.
-    fn cut(&self, rest: &[u8]) -> Option<(usize, Option<Vec<u8>>)> {
-        if rest.len() < self.window_size {
-            return None;
-        }
-        match memchr::memrchr(b'\n', &rest[..self.window_size]) {
-            Some(i) => Some((i + 1, None)),
-            None => match memchr::memchr(b'\n', &rest[self.window_size..]) {
-                // The first line ends past the window but before the line cut.
-                Some(i) if self.window_size + i < self.line_cut => {
-                    Some((self.window_size + i + 1, None))
-                }
-                _ if rest.len() >= self.line_cut => Some(self.line_cut(rest)),
-                _ => None,
-            },
-        }
-    }
-
-    /// Reads the windows `cuts` of `input` (start, end, next frame) in order, each
-    /// rendered ([`render`]) in a worker thread while this one feeds the lines of the
-    /// window before: the same calls on the same bytes as one after the other, so the
-    /// same output. The window buffers go back to the worker for the next windows.
-    fn windows_in_parallel(
-        &mut self,
-        input: &[u8],
-        cuts: &[(usize, usize, Option<Vec<u8>>)],
-        out: &mut dyn Write,
-    ) -> io::Result<()> {
-        let (config, ran) = (self.config.clone(), self.lossless_ran);
-        let spans: Vec<(usize, usize)> = cuts.iter().map(|c| (c.0, c.1)).collect();
-        let mut spares = std::mem::take(&mut self.spares);
-        spares.push(self.spare());
-        let pool = std::sync::Mutex::new(spares);
-        let result = std::thread::scope(|scope| {
-            let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Rendered<'_>>(1);
-            let pool = &pool;
-            scope.spawn(move || {
-                for (a, b) in spans {
-                    let spare = pool.lock().map(|mut p| p.pop()).ok().flatten();
-                    let r = render(&input[a..b], &config, ran, spare.unwrap_or_default());
-                    if done_tx.send(r).is_err() {
-                        return; // this thread stopped at a write error
-                    }
-                }
-            });
-            for (k, (a, b, next)) in cuts.iter().enumerate() {
-                let Ok(r) = done_rx.recv() else {
-                    // The worker is gone: it panicked, and the scope says so.
-                    return Ok(());
-                };
-                self.window_rendered(&input[*a..*b], next.as_deref(), r, out)?;
-                if k + 1 < cuts.len() {
-                    let spare = self.spare();
-                    if let Ok(mut p) = pool.lock() {
-                        p.push(spare);
-                    }
-                }
-            }
-            Ok(())
-        });
-        self.spares = pool.into_inner().unwrap_or_default();
-        result
-    }
-
-    /// The buffers of the last window read, for the next one's rendering.
-    fn spare(&mut self) -> Spare {
-        Spare {
-            scratch: self.scratch.take(),
-            folded: std::mem::take(&mut self.folded),
-            hits: std::mem::take(&mut self.hits),
         }
     }
 
@@ -668,22 +570,17 @@ impl StreamCompressor {
             self.base_off += raw.len() as u64;
             return out.write_all(raw);
         }
-        let spare = self.spare();
-        let r = render(raw, &self.config, self.lossless_ran, spare);
-        self.window_rendered(raw, next_frame, r, out)
-    }
-
-    /// The rest of [`StreamCompressor::window`], on a window [`render`]ed (in this
-    /// thread or in a worker: the same bytes either way).
-    fn window_rendered(
-        &mut self,
-        raw: &[u8],
-        next_frame: Option<&[u8]>,
-        r: Rendered<'_>,
-        out: &mut dyn Write,
-    ) -> io::Result<()> {
-        let Rendered { l, hits, folded } = r;
-        self.folded = folded;
+        // The rules the table runs per window, as in memory (escapes stripped line by
+        // line); repeats and elision are this engine's, across windows.
+        let l = lossless_in(
+            Engine::Stream,
+            raw,
+            0,
+            &self.config,
+            false,
+            self.lossless_ran,
+            self.scratch.take(),
+        );
         self.counts.merge(&l.counts);
         let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
         let mut index = RawLines::new(raw, raw_offsets);
@@ -692,6 +589,7 @@ impl StreamCompressor {
             self.eol = Some(doc.dominant_eol());
         }
         let mut lines = std::mem::take(&mut doc.lines);
+        self.window_salience(&doc.buf, &lines);
         if let (Some(next), Some(last)) = (next_frame, lines.last_mut()) {
             if last.marker.is_none() && last.eol == Eol::None {
                 let text = &doc.buf[last.start..last.end];
@@ -703,6 +601,7 @@ impl StreamCompressor {
                 }
             }
         }
+        let hits = std::mem::take(&mut self.hits);
         let win: &[u8] = &doc.buf;
         let result = self.window_lines(&lines, win, &doc.markers, &hits, &mut index, out);
         self.direct = false;
@@ -1184,6 +1083,20 @@ impl StreamCompressor {
         Ok(())
     }
 
+    /// The salient words of a window's rendered text, in one scan, into `self.hits`
+    /// (see [`line_salience`]); none when no line could become an island any more
+    /// (the islands' budget is spent), so the lines are then never scanned.
+    fn window_salience(&mut self, buf: &[u8], lines: &[crate::doc::Line]) {
+        self.hits.clear();
+        if lines.is_empty() {
+            return;
+        }
+        let hits = &mut self.hits;
+        salience::each_match_whole(buf, &mut self.folded, |a, b, prio| hits.push((a, b, prio)));
+        // A sentinel: `line_salience` tells an empty scan from a skipped one.
+        hits.push((usize::MAX, usize::MAX, 0));
+    }
+
     fn add_to_gap(&mut self, l: SLine) {
         // A rendered line's source lines need not follow the previous line's (a cursor
         // move redraws earlier rows): the gap spans the least start and the greatest
@@ -1465,48 +1378,6 @@ fn repeat_marker(count: u64, a: u64, b: u64) -> Marker {
             end: b + 1,
         }),
     }
-}
-
-/// A window's buffers, handed to [`render`] for reuse.
-#[derive(Default)]
-struct Spare {
-    scratch: Option<crate::doc::Scratch>,
-    folded: Vec<u8>,
-    hits: Vec<(usize, usize, u8)>,
-}
-
-/// A window rendered: the per-window rules' result, the salient-word scan of its text
-/// (`hits`, ended by a sentinel), and the scan's buffer.
-struct Rendered<'a> {
-    l: crate::pipeline::Lossless<'a>,
-    hits: Vec<(usize, usize, u8)>,
-    folded: Vec<u8>,
-}
-
-/// The rules the table runs per window, as in memory (escapes stripped line by line;
-/// repeats and elision are the stream's, across windows), and one salient-word scan of
-/// the rendered text that gives every line its salience. A function of the window's
-/// bytes and the settings alone, so any thread may run it.
-fn render<'a>(raw: &'a [u8], config: &Config, lossless_ran: bool, spare: Spare) -> Rendered<'a> {
-    let l = lossless_in(
-        Engine::Stream,
-        raw,
-        0,
-        config,
-        false,
-        lossless_ran,
-        spare.scratch,
-    );
-    let (mut folded, mut hits) = (spare.folded, spare.hits);
-    hits.clear();
-    if !l.doc.lines.is_empty() {
-        salience::each_match_whole(&l.doc.buf, &mut folded, |a, b, prio| {
-            hits.push((a, b, prio));
-        });
-        // A sentinel: `line_salience` tells an empty scan from a skipped one.
-        hits.push((usize::MAX, usize::MAX, 0));
-    }
-    Rendered { l, hits, folded }
 }
 
 #[cfg(test)]

@@ -244,17 +244,6 @@ fn run_read(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> Ve
     out
 }
 
-/// `input` in one push, its windows read one after the other in this thread.
-fn run_one_thread(input: &[u8], window: usize, line_cut: usize) -> Vec<u8> {
-    let cfg = Config::with_budget(2048);
-    let mut s = StreamCompressor::with_window(&cfg, window, line_cut);
-    s.set_parallel(false);
-    let mut out = Vec::new();
-    s.push(input, &mut out).unwrap();
-    s.finish(&mut out).unwrap();
-    out
-}
-
 fn stream_line() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         4 => "[a-z ]{0,40}".prop_map(|s| format!("{s}\n").into_bytes()),
@@ -286,8 +275,6 @@ proptest! {
         prop_assert_eq!(String::from_utf8_lossy(&chunked), String::from_utf8_lossy(&whole));
         let read = run_read(&input, &sizes, window, line_cut);
         prop_assert_eq!(String::from_utf8_lossy(&read), String::from_utf8_lossy(&whole));
-        let sequential = run_one_thread(&input, window, line_cut);
-        prop_assert_eq!(String::from_utf8_lossy(&sequential), String::from_utf8_lossy(&whole));
     }
 }
 
@@ -348,19 +335,16 @@ fn a_rendering_snip_made_passes_the_stream_unchanged() {
 
 /// The stream's output and summary with windows of `window` bytes (lines cut at twice
 /// that), pushed in chunks of the sizes in `sizes` (cycled), with stretches of plain
-/// lines put in the gap in one step (`fast`) or every line fed one by one, and
-/// batches of windows rendered in a worker thread (`parallel`) or one after the other.
+/// lines put in the gap in one step (`fast`) or every line fed one by one.
 fn stream_both_ways(
     input: &[u8],
     cfg: &Config,
     window: usize,
     sizes: &[usize],
     fast: bool,
-    parallel: bool,
 ) -> (Vec<u8>, snip_core::stream::StreamSummary) {
     let mut s = StreamCompressor::with_window(cfg, window, window * 2);
     s.set_fast(fast);
-    s.set_parallel(parallel);
     let mut out = Vec::new();
     let (mut rest, mut k) = (input, 0);
     while !rest.is_empty() {
@@ -379,15 +363,9 @@ thread_local! {
     static STRETCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// The fast path (stretches, windows rendered in a worker thread) gives the output of
-/// every line fed one by one, windows read one after the other; so does the fast path
-/// in one thread.
 fn assert_same_both_ways(input: &[u8], cfg: &Config, window: usize, sizes: &[usize], what: &str) {
-    let (fast, fast_summary) = stream_both_ways(input, cfg, window, sizes, true, true);
-    let (slow, slow_summary) = stream_both_ways(input, cfg, window, sizes, false, false);
-    let (one, one_summary) = stream_both_ways(input, cfg, window, sizes, true, false);
-    assert!(fast == one, "{what}: a worker thread changed the output");
-    assert_eq!(fast_summary, one_summary, "{what}");
+    let (fast, fast_summary) = stream_both_ways(input, cfg, window, sizes, true);
+    let (slow, slow_summary) = stream_both_ways(input, cfg, window, sizes, false);
     assert!(
         fast == slow,
         "{what}, budget {}, window {window}, pushes {sizes:?}:\n--- per line\n{}\n--- fast\n{}",
@@ -523,8 +501,7 @@ fn a_run_put_in_the_gap_in_a_stretch_counts_as_collapsed() {
     input.extend_from_slice(&middle);
     for window in [4096, 1 << 20] {
         assert_same_both_ways(&input, &Config::default(), window, &[65536], "one run");
-        let (_, summary) =
-            stream_both_ways(&input, &Config::default(), window, &[65536], true, true);
+        let (_, summary) = stream_both_ways(&input, &Config::default(), window, &[65536], true);
         assert!(summary.rules.contains(&"repeat-collapse"), "{summary:?}");
     }
 }

@@ -185,24 +185,13 @@ pub fn compress_reader_sized(
         // straight into the compressor's input space (each byte copied once).
         s.push(&buf, &mut counted).map_err(ReadError::Write)?;
         drop(buf);
-        // The space is filled before it is handed over, so the stream gets windows in
-        // batches (it renders a batch in a worker thread: a pipe's reads of 64 KiB
-        // would hand it one window at a time).
-        let mut end = false;
-        while !end {
-            let space = s.input_space();
-            let mut n = 0;
-            while n < space.len() {
-                match input.read(&mut space[n..]) {
-                    Ok(0) => {
-                        end = true;
-                        break;
-                    }
-                    Ok(k) => n += k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(ReadError::Read(e)),
-                }
-            }
+        loop {
+            let n = match input.read(s.input_space()) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::Read(e)),
+            };
             s.commit(n, &mut counted).map_err(ReadError::Write)?;
         }
         let summary = s.finish(&mut counted).map_err(ReadError::Write)?;
