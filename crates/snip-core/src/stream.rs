@@ -127,8 +127,13 @@ pub struct StreamCompressor {
     /// [`WINDOW`] and [`LINE_CUT`], smaller in tests.
     window_size: usize,
     line_cut: usize,
+    /// Input not yet cut into windows: `pending[start..filled]`; `pending[filled..]` is
+    /// space handed out by [`StreamCompressor::input_space`] (initialized once, reused:
+    /// a reader fills it in place, so input is not copied a second time).
     pending: Vec<u8>,
-    /// Original line number (0-based) and byte offset of `pending[0]`.
+    start: usize,
+    filled: usize,
+    /// Original line number (0-based) and byte offset of `pending[start]`.
     base_line: u64,
     base_off: u64,
     phase: Phase,
@@ -213,6 +218,8 @@ impl StreamCompressor {
             window_size,
             line_cut: line_cut.max(window_size),
             pending: Vec::new(),
+            start: 0,
+            filled: 0,
             base_line: 0,
             base_off: 0,
             phase: Phase::Buffering(Vec::new(), 0),
@@ -261,11 +268,98 @@ impl StreamCompressor {
             .saturating_add(64 << 10)
     }
 
-    /// Adds input bytes; writes whatever output is final.
+    /// Adds input bytes; writes whatever output is final. The windows that `chunk`
+    /// completes are read in place when nothing is pending before it (no copy of the
+    /// caller's bytes but the unfinished end).
     ///
     /// # Errors
     /// Only errors of `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        if matches!(self.phase, Phase::Verbatim) {
+            self.received(chunk);
+            return out.write_all(chunk);
+        }
+        if self.start == self.filled {
+            self.received(chunk);
+            self.start = 0;
+            self.filled = 0;
+            let (at, result) = self.cut_windows(chunk, out);
+            result?;
+            let rest = &chunk[at..];
+            self.space(rest.len())[..rest.len()].copy_from_slice(rest);
+            self.filled = rest.len();
+            return Ok(());
+        }
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let space = self.input_space();
+            let n = space.len().min(rest.len());
+            space[..n].copy_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            self.commit(n, out)?;
+        }
+        Ok(())
+    }
+
+    /// Space to read the next input bytes into, at least one window's worth (or a
+    /// line cut's, while a long line is pending): fill a prefix of it, then
+    /// [`StreamCompressor::commit`] how many bytes were filled. What the stream holds
+    /// is moved to the front of its buffer first when that makes the room, so a reader
+    /// feeding the stream this way copies each byte once (into this space) plus, now
+    /// and then, the unfinished end of a window.
+    pub fn input_space(&mut self) -> &mut [u8] {
+        self.space(self.window_size)
+    }
+
+    /// [`StreamCompressor::input_space`] with at least `want` bytes free.
+    fn space(&mut self, want: usize) -> &mut [u8] {
+        if self.pending.len() - self.filled < want && self.start > 0 {
+            self.pending.copy_within(self.start..self.filled, 0);
+            self.filled -= self.start;
+            self.start = 0;
+        }
+        if self.pending.len() - self.filled < want {
+            // Room for a few windows, so moving the unfinished end to the front is rare.
+            let len = (self.filled + want).max(self.window_size.saturating_mul(4));
+            self.pending.resize(len, 0);
+        }
+        &mut self.pending[self.filled..]
+    }
+
+    /// Takes the first `n` bytes of the last [`StreamCompressor::input_space`] as
+    /// input (as [`StreamCompressor::push`] would take them); writes whatever output is
+    /// final.
+    ///
+    /// # Errors
+    /// Only errors of `out`.
+    ///
+    /// # Panics
+    /// `n` is longer than that space.
+    pub fn commit(&mut self, n: usize, out: &mut dyn Write) -> io::Result<()> {
+        let (from, to) = (self.filled, self.filled + n);
+        assert!(to <= self.pending.len(), "commit past the input space");
+        let pending = std::mem::take(&mut self.pending);
+        self.received(&pending[from..to]);
+        self.filled = to;
+        let result = if matches!(self.phase, Phase::Verbatim) {
+            let r = out.write_all(&pending[self.start..to]);
+            self.start = to;
+            r
+        } else {
+            let (at, r) = self.cut_windows(&pending[self.start..to], out);
+            self.start += at;
+            r
+        };
+        self.pending = pending;
+        if self.start == self.filled {
+            self.start = 0;
+            self.filled = 0;
+        }
+        result
+    }
+
+    /// Counts input bytes and holds them while the stream may end short.
+    fn received(&mut self, chunk: &[u8]) {
         self.total += chunk.len() as u64;
         let (hold_max, buffering) = (self.hold_max(), matches!(self.phase, Phase::Buffering(..)));
         if let Some(h) = &mut self.held {
@@ -275,21 +369,24 @@ impl StreamCompressor {
                 h.extend_from_slice(chunk);
             }
         }
-        if matches!(self.phase, Phase::Verbatim) {
-            out.write_all(&std::mem::take(&mut self.pending))?;
-            return out.write_all(chunk);
-        }
-        self.pending.extend_from_slice(chunk);
+    }
+
+    /// Reads every whole window at the start of `input` (what is not yet cut); returns
+    /// how many bytes they took, and the first error of `out`.
+    fn cut_windows(&mut self, input: &[u8], out: &mut dyn Write) -> (usize, io::Result<()>) {
         // Every cut depends only on the first `window_size` (or `line_cut`) bytes of
-        // `pending`, never on how many bytes happen to be there: the same input in any
-        // chunking is cut into the same windows, so gives the same output. Windows are
-        // read in place; what they took is removed once, after the last.
-        let pending = std::mem::take(&mut self.pending);
+        // what is not yet cut, never on how many bytes happen to be there: the same
+        // input in any chunking is cut into the same windows, so gives the same output.
         let mut at = 0;
-        let result = loop {
-            let rest = &pending[at..];
+        loop {
+            let rest = &input[at..];
+            if matches!(self.phase, Phase::Verbatim) {
+                // A gate passed the stream through at its first window: the rest too.
+                let r = out.write_all(rest);
+                return (input.len(), r);
+            }
             if rest.len() < self.window_size {
-                break Ok(());
+                return (at, Ok(()));
             }
             let (cut, next_frame) = match memchr::memrchr(b'\n', &rest[..self.window_size]) {
                 Some(i) => (i + 1, None),
@@ -299,17 +396,14 @@ impl StreamCompressor {
                         (self.window_size + i + 1, None)
                     }
                     _ if rest.len() >= self.line_cut => self.line_cut(rest),
-                    _ => break Ok(()),
+                    _ => return (at, Ok(())),
                 },
             };
             at += cut;
             if let Err(e) = self.window(&rest[..cut], next_frame.as_deref(), out) {
-                break Err(e);
+                return (at, Err(e));
             }
-        };
-        self.pending = pending;
-        self.pending.drain(..at);
-        result
+        }
     }
 
     /// Ends the stream: writes the rest, the last gap's marker, the tail and a footer.
@@ -328,9 +422,10 @@ impl StreamCompressor {
     /// Only errors of `out`.
     #[doc(hidden)]
     pub fn finish_counted(mut self, out: &mut dyn Write) -> io::Result<(StreamSummary, u64)> {
-        let rest = std::mem::take(&mut self.pending);
+        let pending = std::mem::take(&mut self.pending);
+        let rest = &pending[self.start..self.filled];
         if !rest.is_empty() {
-            self.window(&rest, None, out)?;
+            self.window(rest, None, out)?;
         }
         let stretched = self.in_stretches;
         self.finish_rest(out).map(|summary| (summary, stretched))

@@ -217,6 +217,33 @@ fn run_sized(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> V
     out
 }
 
+/// As [`run_sized`], but every other piece is read into the stream's own input space
+/// ([`StreamCompressor::input_space`] and [`StreamCompressor::commit`]) as a reader
+/// would, cut to that space.
+fn run_read(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> Vec<u8> {
+    let cfg = Config::with_budget(2048);
+    let mut s = StreamCompressor::with_window(&cfg, window, line_cut);
+    let mut out = Vec::new();
+    let mut rest = input;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let mut n = sizes[k % sizes.len()].clamp(1, rest.len());
+        if k % 2 == 0 {
+            let space = s.input_space();
+            assert!(space.len() >= window, "{} bytes of space", space.len());
+            n = n.min(space.len());
+            space[..n].copy_from_slice(&rest[..n]);
+            s.commit(n, &mut out).unwrap();
+        } else {
+            s.push(&rest[..n], &mut out).unwrap();
+        }
+        rest = &rest[n..];
+        k += 1;
+    }
+    s.finish(&mut out).unwrap();
+    out
+}
+
 fn stream_line() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         4 => "[a-z ]{0,40}".prop_map(|s| format!("{s}\n").into_bytes()),
@@ -246,6 +273,8 @@ proptest! {
         let whole = run_sized(&input, &[input.len().max(1)], window, line_cut);
         let chunked = run_sized(&input, &sizes, window, line_cut);
         prop_assert_eq!(String::from_utf8_lossy(&chunked), String::from_utf8_lossy(&whole));
+        let read = run_read(&input, &sizes, window, line_cut);
+        prop_assert_eq!(String::from_utf8_lossy(&read), String::from_utf8_lossy(&whole));
     }
 }
 

@@ -169,6 +169,26 @@ fn the_oracle_sees_what_a_terminal_shows() {
     assert_eq!(kept(&input)[1..], ["a12345b", "a     b"]);
 }
 
+/// Erasing a row (`ESC[2K`, `ESC[1K`, `ESC[K`) leaves the cursor in its column: what
+/// is written next starts there, after blanks, on a terminal and in snip.
+#[test]
+fn an_erase_leaves_the_cursor_in_its_column() {
+    for case in [
+        &b"a\x1b[2Kb\n"[..],
+        b"build 40%\x1b[2Kdone\n",
+        b"\x1b[1mab\x1b[0m\x1b[2Kc\n",
+        b"abc\x1b[2K\x1b[1Dx\n",
+        b"abc\x1b[1Kx\n",
+        b"abc\x1b[Kx\n",
+        b"abc\x1b[2D\x1b[2Kx\n",
+        b"abc\x1b[2K\rx\n",
+        b"\x1b[2Kx\n",
+    ] {
+        let input = [warm_up(), case.to_vec(), b"after\n".to_vec()].concat();
+        assert_eq!(kept(&input), screen(&input), "{:?}", String::from_utf8_lossy(case));
+    }
+}
+
 /// A frame of tabs only moves the cursor and writes nothing: a terminal shows the row
 /// it was drawn over, and so does snip (the plain `\r` path and the emulator, which
 /// an escape in the input selects). A frame of spaces as wide as the row erases it

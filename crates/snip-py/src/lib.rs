@@ -199,16 +199,15 @@ fn streams(input: &[u8], config: &Config, handle: &StoreHandle) -> bool {
     !(document && input.len() <= snip_store::reader::DOCUMENT_IN_MEMORY_MAX)
 }
 
-/// `input` through [`snip_core::stream::StreamCompressor`] in window-sized pieces (no
-/// copy of the input is made), with one ledger row as `snip` writes for a stream. Its
+/// `input` through [`snip_core::stream::StreamCompressor`] in one push (its windows are
+/// read in place: no copy of the input is made but its unfinished last line), with one ledger row as `snip` writes for a stream. Its
 /// markers cite no id: the receipt's `retention` is `failed` (store open: the input is
 /// over what it keeps) or `off`, when anything was elided.
 fn stream(input: &[u8], config: &Config, handle: &StoreHandle, source: &str) -> Outcome {
     let mut s = snip_core::stream::StreamCompressor::new(config);
     let mut output = Vec::new();
-    let written = input
-        .chunks(snip_core::stream::WINDOW)
-        .try_for_each(|piece| s.push(piece, &mut output))
+    let written = s
+        .push(input, &mut output)
         .and_then(|()| s.finish(&mut output));
     let summary = match written {
         Ok(summary) => summary,

@@ -137,27 +137,39 @@ pub fn compress_reader_sized(
     stream_ok: bool,
 ) -> Result<Compressed, ReadError> {
     let first_cap = in_memory_cap(store);
-    let capacity = len.map_or(READ_CAPACITY, |n| {
-        usize::try_from(n).unwrap_or(usize::MAX).min(first_cap) + 1
-    });
+    // A regular file known to be longer than the cap streams from its first byte: no
+    // buffer of the cap's size is filled (and faulted in) only to be cut into windows.
+    // Its head is read first, as far as deciding whether it opens a JSON document
+    // needs (the same decision as on the first `first_cap + 1` bytes).
+    let known_long = len.is_some_and(|n| n > first_cap as u64) && stream_ok && config.enabled;
     let mut buf = Vec::new();
+    let capacity = if known_long {
+        READ_CAPACITY
+    } else {
+        len.map_or(READ_CAPACITY, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX).min(first_cap) + 1
+        })
+    };
     if let Err(e) = buf.try_reserve_exact(capacity) {
         let e = std::io::Error::new(std::io::ErrorKind::OutOfMemory, e);
         return pass_through(e, buf, input, out, stream_ok);
     }
-    if let Err(e) = (&mut input)
-        .take(first_cap as u64 + 1)
-        .read_to_end(&mut buf)
-    {
+    let read = if known_long {
+        read_head(&mut input, &mut buf, first_cap + 1)
+    } else {
+        (&mut input)
+            .take(first_cap as u64 + 1)
+            .read_to_end(&mut buf)
+            .map(drop)
+    };
+    if let Err(e) = read {
         return pass_through(e, buf, input, out, stream_ok);
     }
+    let long = known_long || buf.len() > first_cap;
     // A JSON document past the cap: read it whole (up to a larger cap) so that
     // `json-fields` can elide inside it; a stream could only pass it through.
     let mut cap = first_cap;
-    if buf.len() > first_cap
-        && stream_ok
-        && snip_core::rules::json_fields::opens_multiline_document(&buf)
-    {
+    if long && stream_ok && snip_core::rules::json_fields::opens_multiline_document(&buf) {
         if let Err(e) = (&mut input)
             .take(DOCUMENT_IN_MEMORY_MAX.saturating_sub(buf.len()) as u64 + 1)
             .read_to_end(&mut buf)
@@ -166,24 +178,21 @@ pub fn compress_reader_sized(
         }
         cap = DOCUMENT_IN_MEMORY_MAX;
     }
-    if buf.len() > cap && stream_ok && config.enabled {
+    if (buf.len() > cap || (known_long && cap == first_cap)) && stream_ok && config.enabled {
         let mut s = snip_core::stream::StreamCompressor::new(config);
         let mut counted = Counted { out, bytes: 0 };
-        // In window-sized pieces, so the compressor never holds a second copy.
-        for piece in buf.chunks(snip_core::stream::WINDOW) {
-            s.push(piece, &mut counted).map_err(ReadError::Write)?;
-        }
+        // The windows of what was read are cut from it in place; the rest is read
+        // straight into the compressor's input space (each byte copied once).
+        s.push(&buf, &mut counted).map_err(ReadError::Write)?;
         drop(buf);
-        let mut chunk = vec![0u8; 1 << 20];
         loop {
-            let n = match input.read(&mut chunk) {
+            let n = match input.read(s.input_space()) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(ReadError::Read(e)),
             };
-            s.push(&chunk[..n], &mut counted)
-                .map_err(ReadError::Write)?;
+            s.commit(n, &mut counted).map_err(ReadError::Write)?;
         }
         let summary = s.finish(&mut counted).map_err(ReadError::Write)?;
         let output_bytes = counted.bytes;
@@ -193,7 +202,7 @@ pub fn compress_reader_sized(
         }
         return Ok(Compressed::Streamed { output_bytes });
     }
-    if buf.len() > first_cap {
+    if long {
         if let Err(e) = input.read_to_end(&mut buf) {
             return pass_through(e, buf, input, out, stream_ok);
         }
@@ -201,6 +210,34 @@ pub fn compress_reader_sized(
     Ok(Compressed::InMemory(Box::new(compress_recorded(
         &buf, config, store, source,
     ))))
+}
+
+/// Reads into `buf` until it holds a whitespace-free byte and a newline after it (the
+/// first line [`snip_core::rules::json_fields::opens_multiline_document`] reads), `max`
+/// bytes, or the end of `input`.
+fn read_head(input: &mut impl Read, buf: &mut Vec<u8>, max: usize) -> std::io::Result<()> {
+    let mut chunk = [0u8; 8192];
+    loop {
+        let want = chunk.len().min(max.saturating_sub(buf.len()));
+        if want == 0 {
+            return Ok(());
+        }
+        let n = match input.read(&mut chunk[..want]) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        // As that function reads: a byte-order mark skipped, JSON's whitespace.
+        let text = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(buf);
+        let first = text
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+        if buf.len() >= 3 && first.is_some_and(|p| memchr::memchr(b'\n', &text[p..]).is_some()) {
+            return Ok(());
+        }
+    }
 }
 
 /// A writer that counts the bytes written through it.

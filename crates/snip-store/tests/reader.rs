@@ -7,7 +7,9 @@ mod common;
 use common::temp_store;
 use snip_core::{Config, Retention};
 use snip_store::reader::{in_memory_cap, DOCUMENT_IN_MEMORY_MAX, IN_MEMORY_MAX};
-use snip_store::{compress_reader, compress_recorded, Compressed, ReadError, StoreHandle};
+use snip_store::{
+    compress_reader, compress_reader_sized, compress_recorded, Compressed, ReadError, StoreHandle,
+};
 
 /// Distinct numbered log lines, `n` bytes or a little more.
 fn log(n: usize) -> Vec<u8> {
@@ -107,6 +109,95 @@ fn a_long_json_document_is_read_whole_up_to_its_own_cap() {
     assert!(out.is_empty());
     assert!(outcome.output.len() < doc.len());
     serde_json::from_slice::<serde_json::Value>(&outcome.output).expect("still one JSON document");
+}
+
+/// A reader that returns at most `max` bytes a call and counts its calls, as a file
+/// or pipe could.
+struct Trickle<'a> {
+    rest: &'a [u8],
+    max: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.max).min(self.rest.len());
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
+    }
+}
+
+/// A regular file known to be longer than the in-memory cap streams from its first
+/// byte (no buffer of the cap's size): the same output as when its length is not
+/// known (a pipe), in any read sizes; a JSON document of known length is still read
+/// whole, a short file still in memory, and a file that turns out shorter than it
+/// said (it shrank) is still compressed whole.
+#[test]
+fn a_known_long_file_streams_from_its_head_with_the_pipes_output() {
+    let (_d, store) = temp_store(|o| o.max_entry_bytes = IN_MEMORY_MAX as u64);
+    let handle = open(&store);
+    let config = Config::default();
+    let mut input = log(IN_MEMORY_MAX + 3_000_000);
+    let at = input.len() / 2;
+    input.splice(
+        at..at,
+        b"error: the one failure in the middle
+"
+        .iter()
+        .copied(),
+    );
+    let run = |bytes: &[u8], len: Option<u64>, max: usize| {
+        let mut out = Vec::new();
+        let got = compress_reader_sized(
+            Trickle { rest: bytes, max },
+            len,
+            &mut out,
+            &config,
+            &handle,
+            "f",
+            true,
+        )
+        .unwrap();
+        (got, out)
+    };
+    let (got, piped) = run(&input, None, 1 << 20);
+    assert!(matches!(got, Compressed::Streamed { .. }));
+    assert!(String::from_utf8_lossy(&piped).contains("error: the one failure"));
+    for max in [1 << 20, 65_536, 4_099, 7 << 20] {
+        let (got, file) = run(&input, Some(input.len() as u64), max);
+        assert!(matches!(got, Compressed::Streamed { .. }), "reads of {max}");
+        assert!(
+            file == piped,
+            "reads of {max}: the file's output differs from the pipe's"
+        );
+    }
+
+    // A JSON document: its head says so, and it is read whole as from a pipe.
+    let mut doc = b"\xEF\xBB\xBF \n  {\n  \"items\": [\n".to_vec();
+    let mut i = 0u64;
+    while doc.len() <= IN_MEMORY_MAX {
+        doc.extend_from_slice(format!("    {{\"n\": {i}}},\n").as_bytes());
+        i += 1;
+    }
+    doc.extend_from_slice(b"    {\"n\": -1}\n  ]\n}\n");
+    let (got, out) = run(&doc, Some(doc.len() as u64), 3);
+    assert!(out.is_empty(), "a JSON document streamed");
+    let Compressed::InMemory(outcome) = got else {
+        panic!("a JSON document of known length streamed");
+    };
+    serde_json::from_slice::<serde_json::Value>(&outcome.output[3..]).expect("one JSON document");
+
+    // Said longer than it is: whatever engine runs, nothing is lost or cut short.
+    let short = log(300_000);
+    let (got, out) = run(&short, Some(IN_MEMORY_MAX as u64 + 1), 65_536);
+    let (Compressed::Streamed { .. } | Compressed::InMemory(_)) = got else {
+        panic!("passed through");
+    };
+    let text = match got {
+        Compressed::InMemory(o) => o.output,
+        _ => out,
+    };
+    assert!(text.starts_with(b"line 00000000"), "the head is kept");
 }
 
 /// A reader that fails after its first bytes.

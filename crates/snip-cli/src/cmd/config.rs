@@ -16,7 +16,9 @@ pub struct Args {
 }
 
 /// Prints every resolved `SNIP_*` setting, one `NAME=value` per line. A bad value
-/// stops with a one-line error naming the variable (exit status 2).
+/// stops with a one-line error naming the variable (exit status 2). A `SNIP_*`
+/// variable that is set but is no setting (a misspelling: snip ignores it) gets one
+/// line on stderr, with the closest setting's name.
 pub fn run(args: Args) -> Result<ExitCode> {
     if args.rules {
         return print_rules(args.json);
@@ -29,6 +31,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let context =
         snip_context::ContextSettings::from_lookup(lookup).map_err(|e| anyhow::anyhow!("{e}"))?;
     entries.extend(context.entries());
+    let known: Vec<&str> = entries
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(UNPRINTED.iter().copied())
+        .collect();
+    for name in unknown_settings(std::env::vars_os().map(|(k, _)| k), &known) {
+        let hint =
+            closest(&name, &known).map_or_else(String::new, |k| format!(" (did you mean {k}?)"));
+        eprintln!("snip config: {name} is set, but snip reads no such setting{hint}");
+    }
     if args.json {
         let map: serde_json::Map<String, serde_json::Value> = entries
             .into_iter()
@@ -40,6 +52,36 @@ pub fn run(args: Args) -> Result<ExitCode> {
         crate::common::print(text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Settings `snip config` does not print (docs/store.md, "Redis"): read, not unknown.
+const UNPRINTED: &[&str] = &[
+    "SNIP_STORE_URL",
+    "SNIP_STORE_PASSWORD",
+    "SNIP_STORE_CONNECT_TIMEOUT_MS",
+    "SNIP_STORE_TIMEOUT_MS",
+    "SNIP_HOST",
+];
+
+/// The names among `vars` that start with `SNIP_` and are not in `known`, sorted.
+fn unknown_settings(vars: impl Iterator<Item = std::ffi::OsString>, known: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = vars
+        .filter_map(|k| k.into_string().ok())
+        .filter(|k| k.starts_with("SNIP_") && !known.contains(&k.as_str()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The setting in `known` closest to `name` (Jaro-Winkler similarity of at least 0.9,
+/// as command-line parsers suggest a misspelt flag), if any.
+fn closest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(name, k), *k))
+        .filter(|(score, _)| *score >= 0.9)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// The rule table ([`snip_core::rules::REGISTRY`]), in execution order.
@@ -69,4 +111,35 @@ fn print_rules(json: bool) -> Result<ExitCode> {
     };
     crate::common::print(text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_setting_is_found_with_its_closest_name() {
+        let known = [
+            "SNIP_MAX_BYTES",
+            "SNIP_HEAD_BYTES",
+            "SNIP_STORE_DIR",
+            "SNIP_STORE",
+        ];
+        let vars = [
+            "SNIP_MAX_BYTE",
+            "PATH",
+            "SNIP_STORE",
+            "SNIP_STOER_DIR",
+            "SNIP_XYZZY_QUUX",
+        ]
+        .map(std::ffi::OsString::from);
+        let unknown = unknown_settings(vars.into_iter(), &known);
+        assert_eq!(
+            unknown,
+            ["SNIP_MAX_BYTE", "SNIP_STOER_DIR", "SNIP_XYZZY_QUUX"]
+        );
+        assert_eq!(closest("SNIP_MAX_BYTE", &known), Some("SNIP_MAX_BYTES"));
+        assert_eq!(closest("SNIP_STOER_DIR", &known), Some("SNIP_STORE_DIR"));
+        assert_eq!(closest("SNIP_XYZZY_QUUX", &known), None);
+    }
 }

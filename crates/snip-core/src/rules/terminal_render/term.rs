@@ -822,9 +822,15 @@ impl Term {
             }
             _ => {
                 removed = !is_blank(&row.text);
+                // The cursor stays in its column: at the end of the text, that is the
+                // text's width (what is written next starts there, after blanks).
+                let at_end = col.is_none().then(|| width(&row.text));
                 row.text.clear();
                 row.erased = true;
                 dirty = true;
+                if let Some(w) = at_end.filter(|&w| w > 0) {
+                    self.col = Some(w);
+                }
             }
         }
         if removed {
