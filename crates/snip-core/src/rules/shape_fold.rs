@@ -1387,6 +1387,25 @@ mod tests {
     }
 
     #[test]
+    fn a_logs_word_table_is_sized_once() {
+        // A test log's lines (four words each): the room `run_keys` reserves holds
+        // them, so the table is never copied into a larger one as it fills.
+        let text: String = (0..2000)
+            .map(|k| format!("test tests::case_{k:04} ... ok\n"))
+            .collect();
+        let doc = Doc::from_raw(text.as_bytes());
+        let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
+        let room = (words.hashes.capacity(), words.offs.capacity());
+        let mut scratch = Vec::new();
+        for l in &doc.lines {
+            shape_and_paths(doc.text(l), &mut scratch, &mut Vec::new());
+            words.push(&scratch);
+        }
+        assert_eq!(words.hashes.len(), 4 * 2000);
+        assert_eq!((words.hashes.capacity(), words.offs.capacity()), room);
+    }
+
+    #[test]
     fn loose_keys_read_spacing_and_digit_runs_as_one() {
         let text = "test a_0001 ... ok\n\t x  9 \t0.05s\nerror 100 at 7\nerror 10 at 8\n\n\
                     00 \t 00\u{0}0\n\u{e9}t\u{e9} 12:34\n";
