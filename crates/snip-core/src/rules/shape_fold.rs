@@ -134,7 +134,10 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     }
     let (keys, lits) = run_keys(doc);
     let (loose, salient) = loose_keys(doc, &doc.lines);
-    let lines = doc.lines.clone();
+    // The lines every pass folds, moved out (not copied: a 50 KB log's table is ~14
+    // fresh pages, a measurable share of a hook process): each pass writes its
+    // folded lines into `doc.lines`.
+    let lines = std::mem::take(&mut doc.lines);
     let markers = doc.markers.len();
     // Every pass folds the same lines (`lines`): what it reads of them is read once.
     let next = next_same(&loose);
@@ -148,16 +151,16 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         copies: None,
         share: None,
     };
-    let mut done = fold(doc, &keys, raw, &mut how);
+    let mut done = fold(doc, &lines, &keys, raw, &mut how);
     if doc.size() > config.max_bytes {
         // Still over the budget with every salient line kept: copies of a salient
         // line's shape fold too, counted in their marker, when that brings the text
         // within the budget (else `head-tail-elide` would elide the markers that
         // count them, and it places or counts every salient line itself).
-        let kept = std::mem::replace(&mut doc.lines, lines.clone());
+        let kept = std::mem::take(&mut doc.lines);
         let kept_markers = doc.markers.split_off(markers);
         how.copies = Some(config.salient_bytes);
-        let folded = fold(doc, &keys, raw, &mut how);
+        let folded = fold(doc, &lines, &keys, raw, &mut how);
         if doc.size() > config.max_bytes {
             doc.lines = kept;
             doc.markers.truncate(markers);
@@ -174,13 +177,13 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         return done;
     }
     let share = (target - size) as f64 / done.distinct as f64;
-    let folded = std::mem::replace(&mut doc.lines, lines);
+    let folded = std::mem::take(&mut doc.lines);
     let folded_markers = doc.markers.split_off(markers);
     how.share = Some(share);
     if let Some(c) = how.copies.as_mut() {
         *c = config.salient_bytes;
     }
-    let given = fold(doc, &keys, raw, &mut how);
+    let given = fold(doc, &lines, &keys, raw, &mut how);
     if doc.size() <= config.max_bytes {
         return given;
     }
@@ -217,7 +220,7 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
     use std::hash::BuildHasher as _;
     let mut scratch = Vec::new();
     let mut paths = Vec::new();
-    let mut words = Words::default();
+    let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
     let mut lits = Vec::with_capacity(doc.lines.len());
     let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
     let keys: Vec<u64> = doc
@@ -265,11 +268,17 @@ struct Cx<'s> {
     done: Folded,
 }
 
-/// One folding pass over `doc` (`keys`: its lines' run keys), as `how` says.
-fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> Folded {
-    let n = doc.lines.len();
-    let eol = doc.dominant_eol();
-    let src = std::mem::take(&mut doc.lines);
+/// One folding pass over the lines `src` (`keys`: their run keys), as `how` says: the
+/// folded lines go to `doc.lines`.
+fn fold(
+    doc: &mut Doc<'_>,
+    src: &[Line],
+    keys: &[u64],
+    raw: &RawIndex,
+    how: &mut How<'_>,
+) -> Folded {
+    let n = src.len();
+    let eol = crate::doc::dominant_eol(src);
     let mut ceiling = vec![u32::MAX; n + 1];
     for k in (0..n).rev() {
         ceiling[k] = match src[k].marker {
@@ -278,7 +287,7 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
         };
     }
     let mut cx = Cx {
-        src: &src,
+        src,
         raw,
         eol,
         floor: 0,
@@ -294,16 +303,11 @@ fn fold(doc: &mut Doc<'_>, keys: &[u64], raw: &RawIndex, how: &mut How<'_>) -> F
     let mut work = n.saturating_mul(BLOCK_WORK).saturating_add(1024);
     let mut i = 0;
     while i < n {
-        if let Some((p, reps)) = repeated_block(
-            doc,
-            &src,
-            (keys, loose, salient),
-            (next, wide),
-            i,
-            &mut work,
-        ) {
+        if let Some((p, reps)) =
+            repeated_block(doc, src, (keys, loose, salient), (next, wide), i, &mut work)
+        {
             let (start, end) = (i + p, i + p + reps * p);
-            if !in_traceback(doc, &src, i, end) {
+            if !in_traceback(doc, src, i, end) {
                 // The first block, folded within itself as usual.
                 let mut k = i;
                 while k < start {
@@ -916,6 +920,20 @@ struct Words {
 }
 
 impl Words {
+    /// Empty, with room for `lines` lines of `bytes` bytes in all: the offsets
+    /// exactly, the hashes for a word every 8 bytes and one more a line (a log's
+    /// lines, e.g. `cargo test`'s, hold fewer), capped by their bound (a word and the
+    /// space after it take two bytes or more). A table grown by doubling from empty
+    /// copies itself into fresh pages as it grows; past this room it still grows.
+    fn for_lines(lines: usize, bytes: usize) -> Words {
+        let bound = (bytes.saturating_add(lines) / 2).min(lines.saturating_mul(MAX_WORDS - 1));
+        let room = (bytes / 8).saturating_add(lines).min(bound);
+        Words {
+            hashes: Vec::with_capacity(room),
+            offs: Vec::with_capacity(lines.saturating_add(1)),
+        }
+    }
+
     /// Adds a line whose masked text is `masked` (words separated by one space).
     fn push(&mut self, masked: &[u8]) {
         use std::hash::BuildHasher as _;
@@ -1366,6 +1384,25 @@ mod tests {
             last = c;
         }
         foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED).hash_one(buf.as_slice())
+    }
+
+    #[test]
+    fn a_logs_word_table_is_sized_once() {
+        // A test log's lines (four words each): the room `run_keys` reserves holds
+        // them, so the table is never copied into a larger one as it fills.
+        let text: String = (0..2000)
+            .map(|k| format!("test tests::case_{k:04} ... ok\n"))
+            .collect();
+        let doc = Doc::from_raw(text.as_bytes());
+        let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
+        let room = (words.hashes.capacity(), words.offs.capacity());
+        let mut scratch = Vec::new();
+        for l in &doc.lines {
+            shape_and_paths(doc.text(l), &mut scratch, &mut Vec::new());
+            words.push(&scratch);
+        }
+        assert_eq!(words.hashes.len(), 4 * 2000);
+        assert_eq!((words.hashes.capacity(), words.offs.capacity()), room);
     }
 
     #[test]
