@@ -3,8 +3,8 @@
 
 Run in the Hermes venv (scripts/test-hermes.sh builds it):
 
-    .venv-hermes/bin/python scripts/bench-python.py [--runs N] [--new-runs N] [--big-mb N]
-        [--e2e-runs N] [--clock thread|wall]
+    .venv-hermes/bin/python scripts/bench-python.py [--runs N] [--new-runs N] [--gap-ms G]
+        [--big-mb N] [--e2e-runs N] [--clock thread|wall]
 
 Inputs: the 26 captures of fixtures/corpus/, each cut to its first 50,000 bytes on a
 line boundary (what reaches Hermes's hook under its default 50,000-char cap; shorter
@@ -15,9 +15,11 @@ captures whole). For each it prints the median (and p90) time of:
   text each call, so after the first call the store finds the original kept);
 - ``snip.compress(text)`` on a new original each call (a counter line in front): the
   store writes a new entry every time (``--new-runs`` calls, the store emptied per
-  capture);
+  capture); also printed, the mean CPU time of the whole process per call (every
+  thread: the module makes the next entry's file on a thread of its own after each
+  call);
 - ``transform_terminal_output(...)``: the plugin's whole hook (the added latency of a
-  terminal call);
+  terminal call), on the same text and on a new output each call;
 
 and, measured in the same run as references: ``text.encode()`` (one copy of the
 text: the least any in-process pass costs) and a pure-Python carriage-return squash (each
@@ -35,7 +37,10 @@ time, peak RSS and whether the outputs are the same bytes (ids masked).
 Times are per call, one call at a time, after warm-up, measured with the thread's
 CPU clock (time.thread_time_ns; stable on a busy machine, where wall time also counts
 the time other processes hold the core) or, with ``--clock wall``,
-time.perf_counter_ns. The big input is timed on the wall clock.
+time.perf_counter_ns. With ``--gap-ms G``, every timed call follows a pause of G ms
+(untimed), standing for the command that makes the next output: caches go cold, as in
+a session, and the module's thread has time to make the next entry's file. The big
+input is timed on the wall clock.
 """
 
 from __future__ import annotations
@@ -81,15 +86,32 @@ def squash(text: str) -> str:
 CLOCK = time.thread_time_ns
 
 
+#: The process's CPU time per call (µs, all threads) of the last :func:`timed` run.
+PROCESS_CPU = 0.0
+
+
+#: The pause before each timed call (seconds; ``--gap-ms``).
+GAP = 0.0
+
+
 def timed(fn, runs: int) -> tuple[float, float]:
-    """Median and p90 of ``fn()`` in microseconds."""
+    """Median and p90 of ``fn()`` in microseconds, each call after a pause of ``GAP``
+    seconds (untimed)."""
+    global PROCESS_CPU
+    gap = GAP
     for _ in range(min(50, runs)):
+        if gap:
+            time.sleep(gap)
         fn()
     samples = []
+    p0 = time.process_time_ns()
     for _ in range(runs):
+        if gap:
+            time.sleep(gap)
         t0 = CLOCK()
         fn()
         samples.append((CLOCK() - t0) / 1000)
+    PROCESS_CPU = (time.process_time_ns() - p0) / runs / 1000
     samples.sort()
     return statistics.median(samples), samples[int(len(samples) * 0.9)]
 
@@ -98,12 +120,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=2000, help="calls per measurement")
     ap.add_argument("--new-runs", type=int, default=200, help="calls on new originals")
+    ap.add_argument(
+        "--gap-ms", type=float, default=0.0, help="pause before each timed call"
+    )
     ap.add_argument("--big-mb", type=int, default=50, help="size of the big input (0: skip)")
     ap.add_argument("--e2e-runs", type=int, default=0, help="terminal_tool calls per side")
     ap.add_argument("--clock", choices=("thread", "wall"), default="thread")
     args = ap.parse_args()
-    global CLOCK
+    global CLOCK, GAP
     CLOCK = time.thread_time_ns if args.clock == "thread" else time.perf_counter_ns
+    GAP = args.gap_ms / 1000
 
     home = tempfile.mkdtemp(prefix="snip-bench-hermes-")
     os.environ["HERMES_HOME"] = home
@@ -120,11 +146,13 @@ def main() -> int:
     print(
         f"{'input (first 50,000 bytes)':40} {'bytes':>7} {'out':>6}  "
         f"{'core µs':>14}  {'+store µs':>14}  {'+new entry µs':>14}  {'hook µs':>14}  "
+        f"{'hook new µs':>14}  "
         f"{'encode µs':>14}  {'py squash µs':>14}"
     )
-    keys = ("core", "store", "new", "hook", "encode", "squash")
+    keys = ("core", "store", "new", "hook", "hook new", "encode", "squash")
     medians: dict[str, list[float]] = {k: [] for k in keys}
     store_dir = Path(home) / "cache" / "snip"
+    new_process: list[float] = []
     for name, text in inputs():
         r = snip.compress(text)
         core = timed(lambda t=text: snip.compress(t, store=False), args.runs)
@@ -132,6 +160,14 @@ def main() -> int:
         shutil.rmtree(store_dir, ignore_errors=True)
         count = iter(range(10**9))
         new = timed(lambda t=text, c=count: snip.compress(f"{next(c)}\n{t}"), args.new_runs)
+        new_process.append(PROCESS_CPU)
+        shutil.rmtree(store_dir, ignore_errors=True)
+        hook_new = timed(
+            lambda t=text, c=count: plugin.transform_terminal_output(
+                command="x", output=f"{next(c)}\n{t}", returncode=0
+            ),
+            args.new_runs,
+        )
         shutil.rmtree(store_dir, ignore_errors=True)
         hook = timed(
             lambda t=text: plugin.transform_terminal_output(command="x", output=t, returncode=0),
@@ -139,7 +175,7 @@ def main() -> int:
         )
         encode = timed(lambda t=text: t.encode(), args.runs)
         squashed = timed(lambda t=text: squash(t), args.runs)
-        row = (core, stored, new, hook, encode, squashed)
+        row = (core, stored, new, hook, hook_new, encode, squashed)
         for key, value in zip(keys, row, strict=True):
             medians[key].append(value[0])
         print(
@@ -149,6 +185,10 @@ def main() -> int:
     print(
         f"median over the {len(medians['core'])} inputs: "
         + ", ".join(f"{k} {statistics.median(v):.1f} µs" for k, v in medians.items())
+    )
+    print(
+        f"new entry (gap {args.gap_ms:g} ms): the process's CPU per call, every thread, "
+        f"median over the inputs {statistics.median(new_process):.1f} µs"
     )
 
     if args.big_mb:

@@ -168,8 +168,10 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
             return stream(input, &config, &handle, source);
         }
         let outcome = snip_store::compress_recorded(input, &config, &handle, source);
-        if matches!(outcome.retention, Some(Retention::Failed { .. })) {
-            stores::forget();
+        match outcome.retention {
+            Some(Retention::Failed { .. }) => stores::forget(),
+            Some(Retention::Retained { .. }) => stores::prepare_spare(&handle),
+            _ => {}
         }
         outcome
     }));
@@ -335,6 +337,11 @@ fn compress_parts<'py>(
                 .any(|o| matches!(o.retention, Some(Retention::Failed { .. })))
             {
                 stores::forget();
+            } else if out
+                .iter()
+                .any(|o| matches!(o.retention, Some(Retention::Retained { .. })))
+            {
+                stores::prepare_spare(&handle);
             }
             out
         }));
@@ -405,8 +412,10 @@ fn compress_json_fields<'py>(
             let handle = stores::handle(&overrides);
             let mut compress = |s: &str| {
                 let o = snip_store::compress_recorded(s.as_bytes(), &config, &handle, &source);
-                if matches!(o.retention, Some(Retention::Failed { .. })) {
-                    stores::forget();
+                match o.retention {
+                    Some(Retention::Failed { .. }) => stores::forget(),
+                    Some(Retention::Retained { .. }) => stores::prepare_spare(&handle),
+                    _ => {}
                 }
                 (o.changed && !o.output.is_empty())
                     .then(|| String::from_utf8(o.output).ok())

@@ -19,7 +19,9 @@
 //!
 //! A small original (under 256 KiB) is written under one hold of the store lock:
 //! counters read, counters written (already counting the new entry), temp file
-//! written, renamed into place. A large one is written to a temp file (locked with
+//! written, renamed into place. A long-lived process may make that temp file ahead,
+//! off the call's path ([`Store::prepare_spare`]: a `.tmp-*` file it holds locked,
+//! like a large original's writer); the put then only writes and renames it. A large one is written to a temp file (locked with
 //! flock while written) outside the store lock, between a reservation and its
 //! settlement, each under the store lock. Readers never lock. An entry name appears
 //! only when its file is complete, so a reader sees a whole entry or none. Every
@@ -36,6 +38,7 @@ use std::fs::{self, File};
 use std::io::{ErrorKind, IoSlice, Write};
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
 use std::time::{Duration, SystemTime};
 
 /// Puts between full rescans of `objects/` (the usage counters are re-derived).
@@ -69,6 +72,49 @@ pub struct Store {
     redis: Option<std::sync::Arc<crate::redis_store::Redis>>,
     /// Line indexes of large originals read whole by this process.
     pub(crate) lines: crate::restore::LineCache,
+    /// An empty temp file made ahead for the next small put ([`Store::prepare_spare`]).
+    spare: std::sync::Mutex<Option<Spare>>,
+}
+
+/// An empty `.tmp-*` file in `objects/` made ahead of a put, held locked (so cleaners
+/// leave it, as they leave a large original's writer's) until a put writes it and
+/// renames it into place. Removed when dropped, if its name is still its own.
+#[derive(Debug)]
+struct Spare {
+    file: File,
+    path: PathBuf,
+    /// Device and inode of `file`: the put checks that `path` still names it.
+    dev: u64,
+    ino: u64,
+    /// The process that made it: a forked child shares the file and its lock, so
+    /// only the maker uses it.
+    pid: u32,
+}
+
+impl Spare {
+    /// Whether this process made it and `path` still names this file (checked under
+    /// the store lock: no other writer renames or removes it meanwhile).
+    fn is_intact(&self) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        self.pid == std::process::id()
+            && fs::symlink_metadata(&self.path)
+                .is_ok_and(|m| m.is_file() && m.dev() == self.dev && m.ino() == self.ino)
+    }
+}
+
+impl Spare {
+    /// Drops it without removing the file (renamed into place).
+    fn disarm(mut self) {
+        self.pid = 0;
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        if self.is_intact() {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// What [`Store::gc`] did and what is left, in entries and bytes (entry files,
@@ -178,6 +224,7 @@ impl Store {
                 key: None,
                 redis: Some(std::sync::Arc::new(r)),
                 lines: Default::default(),
+                spare: Default::default(),
             });
         }
         // Checked by its last component: `link/` or `link/.` would otherwise name the
@@ -215,6 +262,7 @@ impl Store {
             key: Some(key),
             redis: None,
             lines: Default::default(),
+            spare: Default::default(),
         })
     }
 
@@ -456,11 +504,20 @@ impl Store {
         digest: &[u8; 32],
         path: &Path,
     ) -> Result<(), StoreError> {
+        let header = entry::header(digest, original.len() as u64);
+        if let Some(spare) = self.take_spare() {
+            if spare.is_intact() {
+                write_two(&spare.file, &header, original).ctx("write", spare.path.clone())?;
+                fs::rename(&spare.path, path)
+                    .map_err(|e| StoreError::io("rename into place", path, e))?;
+                spare.disarm(); // its name is now the entry's
+                return Ok(());
+            }
+        }
         let tmp = tempfile::Builder::new()
             .prefix(TMP_PREFIX)
             .tempfile_in(&self.objects)
             .ctx("create a temp file in", &self.objects)?;
-        let header = entry::header(digest, original.len() as u64);
         write_two(tmp.as_file(), &header, original).ctx("write", tmp.path().to_path_buf())?;
         tmp.persist(path)
             .map_err(|e| StoreError::io("rename into place", path, e.error))?;
@@ -501,6 +558,70 @@ impl Store {
     /// renamed to `.tmp-*` once locked, so no `.tmp-*` file is ever unlocked while its
     /// writer lives.
     fn write_temp(&self, original: &[u8]) -> Result<tempfile::NamedTempFile, StoreError> {
+        let tmp = self.locked_temp()?;
+        tmp.as_file()
+            .write_all_at(original, HEADER_LEN as u64)
+            .ctx("write", tmp.path().to_path_buf())?;
+        Ok(tmp)
+    }
+
+    /// Makes, unless one is ready, the empty temp file the next small put of a new
+    /// original writes and renames into place, so that the put does not create a file
+    /// (on ext4, creating one can cost far more than writing 50 KB to it: the kernel
+    /// looks for a free inode past recently deleted ones). Meant for a long-lived
+    /// process, on a thread of its own after each put: the file is created as
+    /// [`Store::write_temp`] creates a large original's, held locked until used or
+    /// until the store is dropped (then removed); a process that exits leaves an empty
+    /// unlocked `.tmp-*` file, which the next rescan removes. Says whether it made
+    /// one; a shared store makes none.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when the temp file cannot be created, locked or renamed.
+    pub fn prepare_spare(&self) -> Result<bool, StoreError> {
+        if self.redis.is_some() || self.has_spare() {
+            return Ok(false);
+        }
+        use std::os::unix::fs::MetadataExt as _;
+        let (file, tmp_path) = self.locked_temp()?.into_parts();
+        let md = file.metadata().ctx("inspect", tmp_path.to_path_buf())?;
+        let path = tmp_path
+            .keep()
+            .map_err(|e| StoreError::io("keep", &self.objects, e.error))?;
+        let spare = Spare {
+            file,
+            path,
+            dev: md.dev(),
+            ino: md.ino(),
+            pid: std::process::id(),
+        };
+        let mut slot = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|s| s.pid == spare.pid) {
+            return Ok(false); // another thread made one meanwhile: this one is removed
+        }
+        *slot = Some(spare);
+        Ok(true)
+    }
+
+    /// Whether a spare made by this process is ready ([`Store::prepare_spare`]).
+    pub fn has_spare(&self) -> bool {
+        self.spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|s| s.pid == std::process::id())
+    }
+
+    /// Takes the spare, if any.
+    fn take_spare(&self) -> Option<Spare> {
+        self.spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// A new empty temp file in `objects/`, locked: created as `.new-*` and renamed to
+    /// `.tmp-*` once locked (see [`Store::write_temp`]).
+    fn locked_temp(&self) -> Result<tempfile::NamedTempFile, StoreError> {
         let new = tempfile::Builder::new()
             .prefix(NEW_PREFIX)
             .tempfile_in(&self.objects)
@@ -520,11 +641,7 @@ impl Store {
             .map_err(|e| StoreError::io("rename a temp file to", &tmp_path, e.error))?;
         let tmp_path =
             tempfile::TempPath::try_from_path(&tmp_path).ctx("name", tmp_path.clone())?;
-        let tmp = tempfile::NamedTempFile::from_parts(file, tmp_path);
-        tmp.as_file()
-            .write_all_at(original, HEADER_LEN as u64)
-            .ctx("write", tmp.path().to_path_buf())?;
-        Ok(tmp)
+        Ok(tempfile::NamedTempFile::from_parts(file, tmp_path))
     }
 
     /// Looks up `id` (which must already be validated).
