@@ -185,7 +185,12 @@ fn an_erase_leaves_the_cursor_in_its_column() {
         b"\x1b[2Kx\n",
     ] {
         let input = [warm_up(), case.to_vec(), b"after\n".to_vec()].concat();
-        assert_eq!(kept(&input), screen(&input), "{:?}", String::from_utf8_lossy(case));
+        assert_eq!(
+            kept(&input),
+            screen(&input),
+            "{:?}",
+            String::from_utf8_lossy(case)
+        );
     }
 }
 
