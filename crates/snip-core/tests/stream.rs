@@ -202,25 +202,23 @@ fn cut_frames_are_compared_whole_and_pieces_are_not_repeats() {
 /// Pushes `input` in chunks of the sizes in `sizes` (cycled), with windows of `window`
 /// bytes and lines cut at `line_cut` bytes.
 fn run_sized(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> Vec<u8> {
-    let cfg = Config::with_budget(2048);
-    let mut s = StreamCompressor::with_window(&cfg, window, line_cut);
-    let mut out = Vec::new();
-    let mut rest = input;
-    let mut k = 0;
-    while !rest.is_empty() {
-        let n = sizes[k % sizes.len()].clamp(1, rest.len());
-        s.push(&rest[..n], &mut out).unwrap();
-        rest = &rest[n..];
-        k += 1;
-    }
-    s.finish(&mut out).unwrap();
-    out
+    run_pieces(input, sizes, window, line_cut, false)
 }
 
 /// As [`run_sized`], but every other piece is read into the stream's own input space
 /// ([`StreamCompressor::input_space`] and [`StreamCompressor::commit`]) as a reader
 /// would, cut to that space.
 fn run_read(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> Vec<u8> {
+    run_pieces(input, sizes, window, line_cut, true)
+}
+
+fn run_pieces(
+    input: &[u8],
+    sizes: &[usize],
+    window: usize,
+    line_cut: usize,
+    read: bool,
+) -> Vec<u8> {
     let cfg = Config::with_budget(2048);
     let mut s = StreamCompressor::with_window(&cfg, window, line_cut);
     let mut out = Vec::new();
@@ -228,7 +226,7 @@ fn run_read(input: &[u8], sizes: &[usize], window: usize, line_cut: usize) -> Ve
     let mut k = 0;
     while !rest.is_empty() {
         let mut n = sizes[k % sizes.len()].clamp(1, rest.len());
-        if k % 2 == 0 {
+        if read && k % 2 == 0 {
             let space = s.input_space();
             assert!(space.len() >= window, "{} bytes of space", space.len());
             n = n.min(space.len());
