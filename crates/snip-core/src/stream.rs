@@ -121,6 +121,17 @@ enum Phase {
     Eliding,
 }
 
+/// Whether the stream passes an input starting with `head` through byte for byte (a
+/// diff, a JSON document spanning lines: the gates its first window is read with), so
+/// that a caller able to hold it whole can compress it in memory instead, where its own
+/// rules apply. `head`: at least the input's first 64 KiB (or all of it), and its
+/// first line.
+pub fn passes_through(head: &[u8]) -> bool {
+    rules::REGISTRY
+        .iter()
+        .any(|r| matches!(r.stream, Streamed::PassThrough(gate) if gate(head)))
+}
+
 /// Compresses a stream pushed in chunks; writes output as soon as it is final.
 pub struct StreamCompressor {
     config: Config,

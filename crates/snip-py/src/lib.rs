@@ -188,16 +188,16 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
 
 /// Whether `snip` would compress `input` as a stream: longer than the in-memory cap
 /// ([`snip_store::reader::in_memory_cap`]: the store's entry cap, at least 16 MiB),
-/// compression on, and not a JSON document spanning lines that fits
-/// [`snip_store::reader::DOCUMENT_IN_MEMORY_MAX`] (`snip` judges that on the first
-/// cap + 1 bytes it read, and so does this).
+/// compression on, and not a document the stream would pass through (a diff, a JSON
+/// document spanning lines) that fits [`snip_store::reader::DOCUMENT_IN_MEMORY_MAX`]
+/// (`snip` judges that on the first cap + 1 bytes it read, and so does this).
 fn streams(input: &[u8], config: &Config, handle: &StoreHandle) -> bool {
     let cap = snip_store::reader::in_memory_cap(handle);
     if !config.enabled || input.len() <= cap {
         return false;
     }
     let head = &input[..input.len().min(cap + 1)];
-    let document = snip_core::rules::json_fields::opens_multiline_document(head);
+    let document = snip_core::stream::passes_through(head);
     !(document && input.len() <= snip_store::reader::DOCUMENT_IN_MEMORY_MAX)
 }
 

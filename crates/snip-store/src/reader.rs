@@ -39,6 +39,10 @@ pub fn in_memory_cap(store: &StoreHandle) -> usize {
 /// is compressed in memory up to this many bytes, where its own rules apply.
 pub const DOCUMENT_IN_MEMORY_MAX: usize = 64 * 1024 * 1024;
 
+/// The least head (bytes) of a regular file known to be long read before deciding
+/// whether it streams ([`snip_core::stream::passes_through`]).
+const HEAD_MIN: usize = 64 * 1024;
+
 /// Starting capacity, bytes, of the buffer the input is read into: a typical tool
 /// result fits, so it is read in one call into one allocation instead of through
 /// small probing reads and a doubling buffer.
@@ -166,10 +170,11 @@ pub fn compress_reader_sized(
         return pass_through(e, buf, input, out, stream_ok);
     }
     let long = known_long || buf.len() > first_cap;
-    // A JSON document past the cap: read it whole (up to a larger cap) so that
-    // `json-fields` can elide inside it; a stream could only pass it through.
+    // A diff or a JSON document past the cap: read it whole (up to a larger cap) so
+    // that its own rules apply (`diff-protect`'s hunks, `json-fields`); a stream could
+    // only pass it through.
     let mut cap = first_cap;
-    if long && stream_ok && snip_core::rules::json_fields::opens_multiline_document(&buf) {
+    if long && stream_ok && snip_core::stream::passes_through(&buf) {
         if let Err(e) = (&mut input)
             .take(DOCUMENT_IN_MEMORY_MAX.saturating_sub(buf.len()) as u64 + 1)
             .read_to_end(&mut buf)
@@ -212,9 +217,9 @@ pub fn compress_reader_sized(
     ))))
 }
 
-/// Reads into `buf` until it holds a whitespace-free byte and a newline after it (the
-/// first line [`snip_core::rules::json_fields::opens_multiline_document`] reads), `max`
-/// bytes, or the end of `input`.
+/// Reads into `buf` until it holds [`HEAD_MIN`] bytes, a whitespace-free byte and a
+/// newline after it (what [`snip_core::stream::passes_through`] reads: a diff's head,
+/// the first line of a JSON document), `max` bytes, or the end of `input`.
 fn read_head(input: &mut impl Read, buf: &mut Vec<u8>, max: usize) -> std::io::Result<()> {
     let mut chunk = [0u8; 8192];
     loop {
@@ -234,7 +239,9 @@ fn read_head(input: &mut impl Read, buf: &mut Vec<u8>, max: usize) -> std::io::R
         let first = text
             .iter()
             .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-        if buf.len() >= 3 && first.is_some_and(|p| memchr::memchr(b'\n', &text[p..]).is_some()) {
+        if buf.len() >= HEAD_MIN
+            && first.is_some_and(|p| memchr::memchr(b'\n', &text[p..]).is_some())
+        {
             return Ok(());
         }
     }

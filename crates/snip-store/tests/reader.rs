@@ -200,6 +200,45 @@ fn a_known_long_file_streams_from_its_head_with_the_pipes_output() {
     assert!(text.starts_with(b"line 00000000"), "the head is kept");
 }
 
+/// A diff past the in-memory cap is read whole (up to the document cap) as a JSON
+/// document is, from a pipe or a file of known length: the stream could only pass it
+/// through, unshortened and silently.
+#[test]
+fn a_long_diff_is_read_whole_up_to_the_document_cap() {
+    let (_d, store) = temp_store(|o| o.max_entry_bytes = IN_MEMORY_MAX as u64);
+    let handle = open(&store);
+    let mut diff = Vec::new();
+    let mut i = 0u64;
+    while diff.len() <= IN_MEMORY_MAX {
+        diff.extend_from_slice(
+            format!("diff --git a/f{i}.txt b/f{i}.txt\n--- a/f{i}.txt\n+++ b/f{i}.txt\n@@ -1,2 +1,2 @@\n-old {i}\n+new {i}\n same\n")
+                .as_bytes(),
+        );
+        i += 1;
+    }
+    for len in [None, Some(diff.len() as u64)] {
+        let mut out = Vec::new();
+        let got = compress_reader_sized(
+            Trickle {
+                rest: &diff,
+                max: 1 << 20,
+            },
+            len,
+            &mut out,
+            &Config::default(),
+            &handle,
+            "d",
+            true,
+        )
+        .unwrap();
+        assert!(
+            matches!(got, Compressed::InMemory(_)) && out.is_empty(),
+            "a {} byte diff streamed (length {len:?})",
+            diff.len()
+        );
+    }
+}
+
 /// A reader that fails after its first bytes.
 struct Failing(bool);
 
