@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .map(|(k, _)| *k)
         .chain(UNPRINTED.iter().copied())
         .collect();
-    for name in unknown_settings(std::env::vars_os().map(|(k, _)| k), &known) {
+    for name in unknown_settings(std::env::vars_os(), &known) {
         let hint =
             closest(&name, &known).map_or_else(String::new, |k| format!(" (did you mean {k}?)"));
         eprintln!("snip config: {name} is set, but snip reads no such setting{hint}");
@@ -63,22 +63,40 @@ const UNPRINTED: &[&str] = &[
     "SNIP_HOST",
 ];
 
-/// The names among `vars` that start with `SNIP_` and are not in `known`, sorted.
-fn unknown_settings(vars: impl Iterator<Item = std::ffi::OsString>, known: &[&str]) -> Vec<String> {
+/// The names among `vars` (name, value) that start with `SNIP_`, are not in `known`
+/// and are not empty (an empty value means unset), sorted.
+fn unknown_settings(
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    known: &[&str],
+) -> Vec<String> {
     let mut out: Vec<String> = vars
-        .filter_map(|k| k.into_string().ok())
+        .filter(|(_, v)| !v.is_empty())
+        .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| k.starts_with("SNIP_") && !known.contains(&k.as_str()))
         .collect();
     out.sort();
     out
 }
 
-/// The setting in `known` closest to `name` (Jaro-Winkler similarity of at least 0.9,
-/// as command-line parsers suggest a misspelt flag), if any.
+/// The setting in `known` that `name` most likely means: the same name in capitals,
+/// else the shortest setting it begins (`SNIP_STORE_TTL`: `SNIP_STORE_TTL_HOURS`),
+/// else the closest by Jaro-Winkler similarity, at least 0.9 (as command-line parsers
+/// suggest a misspelt flag); `None` when nothing is that close.
 fn closest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    let upper = name.to_ascii_uppercase();
+    if let Some(k) = known.iter().find(|k| **k == upper) {
+        return Some(k);
+    }
+    if let Some(k) = known
+        .iter()
+        .filter(|k| k.starts_with(&upper))
+        .min_by_key(|k| k.len())
+    {
+        return Some(k);
+    }
     known
         .iter()
-        .map(|k| (strsim::jaro_winkler(name, k), *k))
+        .map(|k| (strsim::jaro_winkler(&upper, k), *k))
         .filter(|(score, _)| *score >= 0.9)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, k)| k)
@@ -124,15 +142,18 @@ mod tests {
             "SNIP_HEAD_BYTES",
             "SNIP_STORE_DIR",
             "SNIP_STORE",
+            "SNIP_STORE_URL",
+            "SNIP_STORE_TTL_HOURS",
         ];
         let vars = [
-            "SNIP_MAX_BYTE",
-            "PATH",
-            "SNIP_STORE",
-            "SNIP_STOER_DIR",
-            "SNIP_XYZZY_QUUX",
+            ("SNIP_MAX_BYTE", "1"),
+            ("PATH", "/bin"),
+            ("SNIP_STORE", "0"),
+            ("SNIP_STOER_DIR", "x"),
+            ("SNIP_XYZZY_QUUX", "1"),
+            ("SNIP_EMPTY", ""),
         ]
-        .map(std::ffi::OsString::from);
+        .map(|(k, v)| (k.into(), v.into()));
         let unknown = unknown_settings(vars.into_iter(), &known);
         assert_eq!(
             unknown,
@@ -140,6 +161,11 @@ mod tests {
         );
         assert_eq!(closest("SNIP_MAX_BYTE", &known), Some("SNIP_MAX_BYTES"));
         assert_eq!(closest("SNIP_STOER_DIR", &known), Some("SNIP_STORE_DIR"));
+        assert_eq!(closest("SNIP_max_bytes", &known), Some("SNIP_MAX_BYTES"));
+        assert_eq!(
+            closest("SNIP_STORE_TTL", &known),
+            Some("SNIP_STORE_TTL_HOURS")
+        );
         assert_eq!(closest("SNIP_XYZZY_QUUX", &known), None);
     }
 }
