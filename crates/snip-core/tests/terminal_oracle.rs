@@ -183,6 +183,12 @@ fn an_erase_leaves_the_cursor_in_its_column() {
         b"abc\x1b[2D\x1b[2Kx\n",
         b"abc\x1b[2K\rx\n",
         b"\x1b[2Kx\n",
+        // A frame drawn over an older one, then the rest of the row erased: nothing of
+        // the older one shows.
+        b"abcdefgh\rXY\x1b[K\n",
+        b"abcdefgh\rXY\x1b[2Kz\n",
+        b"Downloading 99%\rDone.\x1b[K\n",
+        b"\x1b[1mabcdefgh\x1b[0m\rXY\x1b[0K\n",
     ] {
         let input = [warm_up(), case.to_vec(), b"after\n".to_vec()].concat();
         assert_eq!(

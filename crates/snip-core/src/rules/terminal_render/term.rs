@@ -748,8 +748,14 @@ impl Term {
                 self.dirty = true;
             }
             b'K' => {
+                let mode = if params.is_empty() {
+                    0
+                } else {
+                    p(0, 0).min(2) as u8
+                };
+                self.drop_erased_frame(mode);
                 self.resolve();
-                self.erase_line(p(0, 0).min(2) as u8, params.is_empty());
+                self.erase_line(mode, params.is_empty());
             }
             b'J' => {
                 self.resolve();
@@ -792,6 +798,25 @@ impl Term {
 
     fn leave_status(&mut self) {
         self.on_status = None;
+    }
+
+    /// Before `ESC[K` (`mode` 0) or `ESC[2K` (2): a frame drawn over an older one that
+    /// this erase wipes off the row (to the end from within the new frame's text, or
+    /// the whole row) leaves nothing of the older frame on a terminal, so the older
+    /// frame is removed instead of kept on a line of its own.
+    fn drop_erased_frame(&mut self, mode: u8) {
+        if self.pending.is_none() {
+            return;
+        }
+        let w = width(&self.rows[self.cur - self.base].text);
+        if mode == 2 || (mode == 0 && self.col.is_none_or(|c| c <= w)) {
+            if let Some(p) = self.pending.take() {
+                if !is_blank(&p.prev) {
+                    self.frames_removed += 1;
+                }
+                self.recycle(p.prev);
+            }
+        }
     }
 
     /// `ESC[K` (mode 0: to the end), `ESC[1K` (to the start), `ESC[2K` (whole row).
