@@ -570,7 +570,7 @@ impl Store {
     /// (on ext4, creating one can cost far more than writing 50 KB to it: the kernel
     /// looks for a free inode past recently deleted ones). Meant for a long-lived
     /// process, on a thread of its own after each put: the file is created as
-    /// [`Store::write_temp`] creates a large original's, held locked until used or
+    /// `Store::write_temp` creates a large original's, held locked until used or
     /// until the store is dropped (then removed); a process that exits leaves an empty
     /// unlocked `.tmp-*` file, which the next rescan removes. Says whether it made
     /// one; a shared store makes none.
