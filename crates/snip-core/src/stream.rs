@@ -121,11 +121,22 @@ enum Phase {
     Eliding,
 }
 
+/// How much of an input's start [`passes_through`] needs (bytes), at least: a diff's
+/// head (16 KiB) and the marker lines that start in it.
+const GATE_HEAD: usize = 64 * 1024;
+
+/// Whether `head`, an input's first bytes, holds all that [`passes_through`] reads of
+/// it: [`GATE_HEAD`] bytes and the first line of a JSON document (after a byte-order
+/// mark and whitespace). `false` while more bytes could change the answer; an input
+/// that ends first is whole.
+pub fn holds_gate_head(head: &[u8]) -> bool {
+    head.len() >= GATE_HEAD && rules::json_fields::holds_first_line(head)
+}
+
 /// Whether the stream passes an input starting with `head` through byte for byte (a
 /// diff, a JSON document spanning lines: the gates its first window is read with), so
 /// that a caller able to hold it whole can compress it in memory instead, where its own
-/// rules apply. `head`: at least the input's first 64 KiB (or all of it), and its
-/// first line.
+/// rules apply. `head`: what [`holds_gate_head`] asks, or the whole input.
 pub fn passes_through(head: &[u8]) -> bool {
     rules::REGISTRY
         .iter()

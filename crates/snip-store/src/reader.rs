@@ -39,10 +39,6 @@ pub fn in_memory_cap(store: &StoreHandle) -> usize {
 /// is compressed in memory up to this many bytes, where its own rules apply.
 pub const DOCUMENT_IN_MEMORY_MAX: usize = 64 * 1024 * 1024;
 
-/// The least head (bytes) of a regular file known to be long read before deciding
-/// whether it streams ([`snip_core::stream::passes_through`]).
-const HEAD_MIN: usize = 64 * 1024;
-
 /// Starting capacity, bytes, of the buffer the input is read into: a typical tool
 /// result fits, so it is read in one call into one allocation instead of through
 /// small probing reads and a doubling buffer.
@@ -217,34 +213,23 @@ pub fn compress_reader_sized(
     ))))
 }
 
-/// Reads into `buf` until it holds [`HEAD_MIN`] bytes, a whitespace-free byte and a
-/// newline after it (what [`snip_core::stream::passes_through`] reads: a diff's head,
-/// the first line of a JSON document), `max` bytes, or the end of `input`.
+/// Reads into `buf` until it holds what [`snip_core::stream::passes_through`] reads
+/// ([`snip_core::stream::holds_gate_head`]), `max` bytes, or the end of `input`.
 fn read_head(input: &mut impl Read, buf: &mut Vec<u8>, max: usize) -> std::io::Result<()> {
     let mut chunk = [0u8; 8192];
-    loop {
+    while !snip_core::stream::holds_gate_head(buf) {
         let want = chunk.len().min(max.saturating_sub(buf.len()));
         if want == 0 {
-            return Ok(());
+            break;
         }
-        let n = match input.read(&mut chunk[..want]) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+        match input.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
-        };
-        buf.extend_from_slice(&chunk[..n]);
-        // As that function reads: a byte-order mark skipped, JSON's whitespace.
-        let text = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(buf);
-        let first = text
-            .iter()
-            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-        if buf.len() >= HEAD_MIN
-            && first.is_some_and(|p| memchr::memchr(b'\n', &text[p..]).is_some())
-        {
-            return Ok(());
         }
     }
+    Ok(())
 }
 
 /// A writer that counts the bytes written through it.

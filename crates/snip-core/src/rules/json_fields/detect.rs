@@ -52,6 +52,22 @@ pub fn is_json_scalar(input: &[u8]) -> bool {
 /// The UTF-8 byte-order mark, which some tools write before JSON.
 pub(super) const BOM: &[u8] = b"\xef\xbb\xbf";
 
+/// Where the first byte that is not JSON whitespace is in `head` (after any
+/// byte-order mark was taken off).
+fn first_text(head: &[u8]) -> Option<usize> {
+    head.iter().position(|b| !is_ws(*b))
+}
+
+/// Whether `head` holds all that [`opens_multiline_document`] reads of an input that
+/// starts with it: its first line after a byte-order mark and whitespace, ended.
+pub(crate) fn holds_first_line(head: &[u8]) -> bool {
+    if head.len() < BOM.len() && BOM.starts_with(head) {
+        return false;
+    }
+    let head = head.strip_prefix(BOM).unwrap_or(head);
+    first_text(head).is_some_and(|p| memchr::memchr(b'\n', &head[p..]).is_some())
+}
+
 /// Whether `head` (the first bytes of an input) opens a JSON document that spans
 /// lines, which cutting between lines would break: `{` or `[` after optional
 /// whitespace, and a first non-blank line that is not a JSON value by itself (JSON
@@ -61,7 +77,7 @@ pub(super) const BOM: &[u8] = b"\xef\xbb\xbf";
 /// allows there.
 pub fn opens_multiline_document(head: &[u8]) -> bool {
     let head = head.strip_prefix(BOM).unwrap_or(head);
-    let Some(p) = head.iter().position(|b| !is_ws(*b)) else {
+    let Some(p) = first_text(head) else {
         return false;
     };
     if !matches!(head[p], b'{' | b'[') || !starts_json_value(&head[p..]) {

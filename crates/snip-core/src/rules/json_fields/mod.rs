@@ -104,6 +104,7 @@ mod detect;
 mod plan;
 mod scan;
 
+pub(crate) use detect::holds_first_line;
 pub use detect::{
     is_json, is_json_lines, is_json_scalar, looks_like_json, opens_multiline_document,
 };
@@ -474,6 +475,23 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(doc)
             );
+        }
+    }
+
+    /// The head a caller reads before asking `opens_multiline_document` holds the
+    /// first line after a byte-order mark and whitespace, ended; a part of the mark,
+    /// or blank lines only, are not enough.
+    #[test]
+    fn a_head_holds_the_first_line_after_the_mark_and_blanks() {
+        for (head, want) in [
+            (&b"\xEF\xBB"[..], false),
+            (b"\xEF\xBB\xBF \n  {", false),
+            (b"   \n\n", false),
+            (b"\xEF\xBB\xBF \n  {\n", true),
+            (b"\n\n[1, 2\n", true),
+            (b"log line\n", true),
+        ] {
+            assert_eq!(holds_first_line(head), want, "{head:?}");
         }
     }
 }
