@@ -100,9 +100,7 @@ impl Spare {
             && fs::symlink_metadata(&self.path)
                 .is_ok_and(|m| m.is_file() && m.dev() == self.dev && m.ino() == self.ino)
     }
-}
 
-impl Spare {
     /// Drops it without removing the file (renamed into place).
     fn disarm(mut self) {
         self.pid = 0;

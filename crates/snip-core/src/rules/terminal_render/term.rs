@@ -755,7 +755,7 @@ impl Term {
                 };
                 self.drop_erased_frame(mode);
                 self.resolve();
-                self.erase_line(mode, params.is_empty());
+                self.erase_line(mode);
             }
             b'J' => {
                 self.resolve();
@@ -820,8 +820,7 @@ impl Term {
     }
 
     /// `ESC[K` (mode 0: to the end), `ESC[1K` (to the start), `ESC[2K` (whole row).
-    fn erase_line(&mut self, mode: u8, default: bool) {
-        let mode = if default { 0 } else { mode };
+    fn erase_line(&mut self, mode: u8) {
         let col = self.col;
         let row = self.row();
         let (mut removed, mut dirty) = (false, false);
@@ -871,7 +870,7 @@ impl Term {
             self.dirty = true;
             return;
         }
-        self.erase_line(0, true);
+        self.erase_line(0);
         let keep = self.cur - self.base + 1;
         while self.rows.len() > keep {
             let r = self.rows.pop_back().expect("len > keep");
