@@ -126,7 +126,7 @@ enum Phase {
 const GATE_HEAD: usize = 64 * 1024;
 
 /// Whether `head`, an input's first bytes, holds all that [`passes_through`] reads of
-/// it: [`GATE_HEAD`] bytes and the first line of a JSON document (after a byte-order
+/// it: 64 KiB and the first line of a JSON document (after a byte-order
 /// mark and whitespace). `false` while more bytes could change the answer; an input
 /// that ends first is whole.
 pub fn holds_gate_head(head: &[u8]) -> bool {
