@@ -2,6 +2,8 @@
 //! next to `snip` or on PATH, passing its arguments and exit status through. The
 //! program itself is tested in `crates/snip-bench/tests/program.rs`.
 
+mod common;
+
 use std::process::Command;
 
 /// `snip bench` runs the `snip-bench` program installed next to `snip`; without it,
@@ -10,7 +12,7 @@ use std::process::Command;
 fn bench_without_its_program_says_how_to_install_it() {
     let dir = tempfile::tempdir().unwrap();
     let lone = dir.path().join("snip");
-    std::fs::copy(env!("CARGO_BIN_EXE_snip"), &lone).unwrap();
+    common::place_executable(&std::fs::read(common::SNIP).unwrap(), &lone);
     let out = Command::new(&lone)
         .args(["bench", "--iterations", "1"])
         .env("PATH", dir.path())
@@ -31,13 +33,11 @@ fn bench_without_its_program_says_how_to_install_it() {
 #[cfg(unix)]
 #[test]
 fn bench_passes_arguments_and_status_through() {
-    use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
     let snip = dir.path().join("snip");
-    std::fs::copy(env!("CARGO_BIN_EXE_snip"), &snip).unwrap();
+    common::place_executable(&std::fs::read(common::SNIP).unwrap(), &snip);
     let program = dir.path().join("snip-bench");
-    std::fs::write(&program, "#!/bin/sh\nprintf '%s|' \"$@\"\nexit 3\n").unwrap();
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::place_executable(b"#!/bin/sh\nprintf '%s|' \"$@\"\nexit 3\n", &program);
     let out = Command::new(&snip)
         .args(["bench", "--help", "--iterations", "1", "a b"])
         .env("PATH", "/usr/bin:/bin")

@@ -2,6 +2,8 @@
 //! temporary directory, a loopback upstream (Python's `http.server`) that saves each
 //! request body, and a stand-in host program that talks to the base URL it was given.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -129,13 +131,10 @@ fn wrap_claude_points_the_host_at_the_proxy_and_passes_its_status_on() {
 /// A host stand-in that writes its arguments and `OPENCODE_CONFIG_CONTENT` to files.
 fn recorder(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("record.sh");
-    std::fs::write(
+    common::place_executable(
+        b"#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$REC/args\"\nprintf '%s' \"$OPENCODE_CONFIG_CONTENT\" > \"$REC/env\"\nexit 0\n",
         &path,
-        "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$REC/args\"\nprintf '%s' \"$OPENCODE_CONFIG_CONTENT\" > \"$REC/env\"\nexit 0\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     path
 }
 

@@ -107,3 +107,26 @@ pub fn backups(path: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// Puts an executable holding `bytes` at `dst` without this process ever opening
+/// `dst` for writing.
+///
+/// A test that writes a program and then runs it races the other tests' threads: a
+/// child they start between our `open` and `close` inherits the write descriptor
+/// until its own exec, and running the file in that window fails with `ETXTBSY`
+/// ("Text file busy"). The bytes go to a sibling file that is never run, and a child
+/// process (`install`, coreutils) makes the executable, so no descriptor to it exists
+/// here for another child to inherit.
+pub fn place_executable(bytes: &[u8], dst: &Path) {
+    let mut staged = dst.as_os_str().to_owned();
+    staged.push(".staged");
+    std::fs::write(&staged, bytes).unwrap();
+    let status = Command::new("install")
+        .args(["-m", "0755"])
+        .arg(&staged)
+        .arg(dst)
+        .status()
+        .expect("install (coreutils) runs");
+    assert!(status.success(), "install -m 0755 {dst:?}: {status}");
+    std::fs::remove_file(&staged).unwrap();
+}
