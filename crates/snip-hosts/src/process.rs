@@ -1,7 +1,7 @@
 //! Running a command for a host: as an agent's terminal runs it (stdout and stderr
 //! merged into one pipe, signals to snip passed on to it: [`run_merged`]), or in the
 //! foreground of the terminal ([`run_in_foreground`]), and its exit status as a shell
-//! reports it ([`exit_code`]).
+//! reports it ([`exit_code`]); a pipe snip reads is widened first ([`widen_pipe`]).
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -46,6 +46,7 @@ pub fn run_merged<R>(
     // command's output is read. If they cannot be caught, the command still runs.
     let signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).ok();
     let (reader, writer) = std::io::pipe()?;
+    widen_pipe(&reader);
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::inherit())
@@ -79,6 +80,32 @@ pub fn run_merged<R>(
         None => child.wait()?,
     };
     Ok((got, exit_code(&status)))
+}
+
+/// The capacity, bytes, [`widen_pipe`] asks for: Linux's default ceiling for a process
+/// without `CAP_SYS_RESOURCE` (`/proc/sys/fs/pipe-max-size`).
+pub const PIPE_CAPACITY: usize = 1024 * 1024;
+
+/// Asks the kernel to let the pipe `fd` hold [`PIPE_CAPACITY`] bytes instead of its
+/// default 64 KiB, when `fd` is a pipe narrower than that (Linux, `F_SETPIPE_SZ`);
+/// anything else, or a refusal (over the user's pipe memory limit), leaves it as it
+/// was, silently.
+///
+/// Why: a writer blocks once the pipe is full, and each 64 KiB then costs both
+/// processes a wake-up. Through a 1 MiB pipe a 100 MB log reaches `snip` in 16 times
+/// fewer hand-overs, and the writer keeps running while `snip` works on what it read
+/// (docs/benchmark.md, "A wider pipe").
+pub fn widen_pipe(fd: impl std::os::fd::AsFd) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // Only a pipe has a size to read (anything else: EBADF); a wider one is kept.
+        let fd = fd.as_fd();
+        if rustix::pipe::fcntl_getpipe_size(fd).is_ok_and(|n| n < PIPE_CAPACITY) {
+            let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_CAPACITY);
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = fd;
 }
 
 /// Runs `cmd` in the foreground until it exits and returns its status as
@@ -208,5 +235,40 @@ mod tests {
         assert_eq!(e.status, 127);
         let e = run_merged("/", &[], |_| ()).unwrap_err();
         assert_eq!(e.downcast::<StartError>().unwrap().status, 126);
+    }
+
+    /// A pipe is widened to [`PIPE_CAPACITY`] whenever the kernel lets this user
+    /// widen one (probed on a second pipe); a regular file is left alone and nothing
+    /// fails. `run_merged`'s pipe is widened too.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_is_widened_and_a_file_is_left_alone() {
+        let (probe, _w) = std::io::pipe().unwrap();
+        let allowed = rustix::pipe::fcntl_setpipe_size(&probe, PIPE_CAPACITY).is_ok();
+        let want = if allowed { PIPE_CAPACITY } else { 64 * 1024 };
+        let (reader, _writer) = std::io::pipe().unwrap();
+        assert_eq!(
+            rustix::pipe::fcntl_getpipe_size(&reader).unwrap(),
+            64 * 1024
+        );
+        widen_pipe(&reader);
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&reader).unwrap(), want);
+        let file = tempfile::tempfile().unwrap();
+        widen_pipe(&file);
+        assert!(rustix::pipe::fcntl_getpipe_size(&file).is_err());
+        // A pipe already wider is not narrowed.
+        if allowed {
+            let (wide, _w) = std::io::pipe().unwrap();
+            if rustix::pipe::fcntl_setpipe_size(&wide, 2 * PIPE_CAPACITY).is_ok() {
+                widen_pipe(&wide);
+                let n = rustix::pipe::fcntl_getpipe_size(&wide).unwrap();
+                assert_eq!(n, 2 * PIPE_CAPACITY);
+            }
+        }
+        let (size, _) = run_merged("true", &[], |r| {
+            rustix::pipe::fcntl_getpipe_size(&r).unwrap()
+        })
+        .unwrap();
+        assert_eq!(size, want);
     }
 }

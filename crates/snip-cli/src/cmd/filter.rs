@@ -73,7 +73,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 args.format,
             )?;
         }
-        None => compress_reader(stdin, None, &mut out, &config, &args.source, args.format)?,
+        None => {
+            snip_hosts::process::widen_pipe(&stdin);
+            compress_reader(stdin, None, &mut out, &config, &args.source, args.format)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
