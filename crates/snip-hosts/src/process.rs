@@ -1,7 +1,8 @@
 //! Running a command for a host: as an agent's terminal runs it (stdout and stderr
 //! merged into one pipe, signals to snip passed on to it: [`run_merged`]), or in the
 //! foreground of the terminal ([`run_in_foreground`]), and its exit status as a shell
-//! reports it ([`exit_code`]); a pipe snip reads is widened first ([`widen_pipe`]).
+//! reports it ([`exit_code`]); a pipe that brings snip a long input is widened
+//! ([`WidensPipe`]).
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -40,13 +41,12 @@ pub struct StartError {
 pub fn run_merged<R>(
     program: &str,
     args: &[String],
-    read: impl FnOnce(PipeReader) -> R,
+    read: impl FnOnce(WidensPipe<PipeReader>) -> R,
 ) -> Result<(R, u8), Box<dyn std::error::Error + Send + Sync>> {
     // Caught from before the spawn, so no signal can end this process before the
     // command's output is read. If they cannot be caught, the command still runs.
     let signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).ok();
     let (reader, writer) = std::io::pipe()?;
-    widen_pipe(&reader);
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::inherit())
@@ -74,7 +74,7 @@ pub fn run_merged<R>(
     // Close our copies of the write end, so reading ends when the command exits.
     drop(cmd);
     let relay = signals.map(|s| Relay::start(s, &child));
-    let got = read(reader);
+    let got = read(WidensPipe::new(reader));
     let status = match relay {
         Some(r) => r.wait(&mut child)?,
         None => child.wait()?,
@@ -85,6 +85,10 @@ pub fn run_merged<R>(
 /// The capacity, bytes, [`widen_pipe`] asks for: Linux's default ceiling for a process
 /// without `CAP_SYS_RESOURCE` (`/proc/sys/fs/pipe-max-size`).
 pub const PIPE_CAPACITY: usize = 1024 * 1024;
+
+/// Bytes a [`WidensPipe`] passes on before it widens its pipe: a typical tool result
+/// is shorter and leaves the pipe as it was.
+pub const WIDEN_AFTER: usize = 1024 * 1024;
 
 /// Asks the kernel to let the pipe `fd` hold [`PIPE_CAPACITY`] bytes instead of its
 /// default 64 KiB, when `fd` is a pipe narrower than that (Linux, `F_SETPIPE_SZ`);
@@ -106,6 +110,42 @@ pub fn widen_pipe(fd: impl std::os::fd::AsFd) {
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let _ = fd;
+}
+
+/// A reader that widens the pipe it reads ([`widen_pipe`]) once [`WIDEN_AFTER`] bytes
+/// have come through it, so only a long input gets the wider pipe. The kernel counts a
+/// pipe's capacity against its user's soft limit of pipe memory
+/// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB by default), and past that limit the
+/// user's new pipes get one page each: widening every pipe of every short call could
+/// slow a machine running many at once.
+#[derive(Debug)]
+pub struct WidensPipe<R> {
+    inner: R,
+    /// Bytes still to pass before widening; 0 once widened.
+    until: usize,
+}
+
+impl<R> WidensPipe<R> {
+    /// Wraps `inner` (a pipe, or anything else, which is then read as it is).
+    pub fn new(inner: R) -> Self {
+        WidensPipe {
+            inner,
+            until: WIDEN_AFTER,
+        }
+    }
+}
+
+impl<R: std::io::Read + std::os::fd::AsFd> std::io::Read for WidensPipe<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.until > 0 {
+            self.until = self.until.saturating_sub(n);
+            if self.until == 0 {
+                widen_pipe(&self.inner);
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// Runs `cmd` in the foreground until it exits and returns its status as
@@ -239,13 +279,11 @@ mod tests {
 
     /// A pipe is widened to [`PIPE_CAPACITY`] whenever the kernel lets this user
     /// widen one (probed on a second pipe); a regular file is left alone and nothing
-    /// fails. `run_merged`'s pipe is widened too.
+    /// fails; a pipe already wider is kept.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_pipe_is_widened_and_a_file_is_left_alone() {
-        let (probe, _w) = std::io::pipe().unwrap();
-        let allowed = rustix::pipe::fcntl_setpipe_size(&probe, PIPE_CAPACITY).is_ok();
-        let want = if allowed { PIPE_CAPACITY } else { 64 * 1024 };
+        let want = widened_size();
         let (reader, _writer) = std::io::pipe().unwrap();
         assert_eq!(
             rustix::pipe::fcntl_getpipe_size(&reader).unwrap(),
@@ -256,8 +294,7 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         widen_pipe(&file);
         assert!(rustix::pipe::fcntl_getpipe_size(&file).is_err());
-        // A pipe already wider is not narrowed.
-        if allowed {
+        if want == PIPE_CAPACITY {
             let (wide, _w) = std::io::pipe().unwrap();
             if rustix::pipe::fcntl_setpipe_size(&wide, 2 * PIPE_CAPACITY).is_ok() {
                 widen_pipe(&wide);
@@ -265,10 +302,46 @@ mod tests {
                 assert_eq!(n, 2 * PIPE_CAPACITY);
             }
         }
-        let (size, _) = run_merged("true", &[], |r| {
-            rustix::pipe::fcntl_getpipe_size(&r).unwrap()
-        })
-        .unwrap();
-        assert_eq!(size, want);
+    }
+
+    /// The size a widened pipe has here: [`PIPE_CAPACITY`] when this user may widen
+    /// one (probed on a pipe of its own), else the default 64 KiB.
+    #[cfg(target_os = "linux")]
+    fn widened_size() -> usize {
+        let (probe, _w) = std::io::pipe().unwrap();
+        if rustix::pipe::fcntl_setpipe_size(&probe, PIPE_CAPACITY).is_ok() {
+            PIPE_CAPACITY
+        } else {
+            64 * 1024
+        }
+    }
+
+    /// `run_merged`'s pipe keeps its size through a short output and is widened
+    /// once [`WIDEN_AFTER`] bytes have come through, with every byte read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_long_output_widens_the_pipe_and_a_short_one_does_not() {
+        let want = widened_size();
+        let size_after = |bytes: usize| {
+            let script = format!("head -c {bytes} /dev/zero");
+            let ((size, got), _) = run_merged("sh", &["-c".into(), script], |mut r| {
+                let mut got = 0;
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    match r.read(&mut buf).unwrap() {
+                        0 => break,
+                        n => got += n,
+                    }
+                }
+                let size = rustix::pipe::fcntl_getpipe_size(&r.inner).unwrap();
+                (size, got)
+            })
+            .unwrap();
+            assert_eq!(got, bytes);
+            size
+        };
+        assert_eq!(size_after(100_000), 64 * 1024);
+        assert_eq!(size_after(WIDEN_AFTER - 1), 64 * 1024);
+        assert_eq!(size_after(3 * WIDEN_AFTER), want);
     }
 }

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             )?;
         }
         None => {
-            snip_hosts::process::widen_pipe(&stdin);
+            let stdin = snip_hosts::process::WidensPipe::new(stdin);
             compress_reader(stdin, None, &mut out, &config, &args.source, args.format)?;
         }
     }
