@@ -133,15 +133,22 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         return Folded::default();
     }
     let (keys, lits) = run_keys(doc);
-    let (loose, salient) = loose_keys(doc, &doc.lines);
+    let salient = salient_lines(doc, &doc.lines);
     // The lines every pass folds, moved out (not copied: a 50 KB log's table is ~14
     // fresh pages, a measurable share of a hook process): each pass writes its
     // folded lines into `doc.lines`.
     let lines = std::mem::take(&mut doc.lines);
     let markers = doc.markers.len();
     // Every pass folds the same lines (`lines`): what it reads of them is read once.
-    let next = next_same(&loose);
+    // Loose keys serve repeated blocks alone: where no line can start one (a log of
+    // few shapes), they are not read (see [`may_repeat`]).
     let wide = wide_from(&keys);
+    let loose = if may_repeat(&wide) {
+        loose_keys(doc, &lines, &salient)
+    } else {
+        Vec::new()
+    };
+    let next = next_same(&loose);
     let mut how = How {
         lits: &lits,
         loose: &loose,
@@ -198,10 +205,13 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
 struct How<'a> {
     /// Each line's literal key: its shape with the paths and the name it masks.
     lits: &'a [u64],
-    /// Each line's loose key and whether it is salient (see [`loose_keys`]).
+    /// Each line's loose key (see [`loose_keys`]; empty when no line can start a
+    /// repeated block, see [`may_repeat`]).
     loose: &'a [u64],
+    /// Whether each line is salient (see [`salient_lines`]).
     salient: &'a [bool],
-    /// Each line's next line of the same loose key (see [`next_same`]).
+    /// Each line's next line of the same loose key (see [`next_same`]; empty with
+    /// `loose`).
     next: &'a [usize],
     /// Each line's fewest lines holding more than [`MAX_PERIOD`] shapes (see
     /// [`wide_from`]).
@@ -413,32 +423,53 @@ fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
     i == a.len() && j == b.len()
 }
 
-/// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
-/// as one space and, unless the line is salient, every run of digits as one `0` (a
-/// marker line's never equals another line's), and whether it is salient: lines that
-/// may be copies of each other in a repeated block have equal loose keys.
-fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
-    use std::hash::BuildHasher as _;
-    let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
-    let mut salient = Vec::with_capacity(lines.len());
-    // Each line's loose text, written here and hashed once (no line allocates).
-    let mut buf: Vec<u8> = Vec::new();
+/// Whether each line of `lines` is salient enough to stay in a run (an error word of
+/// [`KEPT_PRIORITY`] or above; a marker line: no, see [`is_salient`]).
+fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
     // One scan of the whole text rules out most lines without scanning each.
     let starts = crate::salience::match_starts(&doc.buf);
-    let loose = lines
+    lines
         .iter()
-        .enumerate()
-        .map(|(k, l)| {
+        .map(|l| {
             if l.marker.is_some() {
-                salient.push(false);
-                return !(k as u64);
+                return false;
             }
-            let t = doc.text(l);
             let after_newline = l.start == 0 || doc.buf.get(l.start - 1) == Some(&b'\n');
             let from = starts.partition_point(|&s| s < l.start);
             let ruled_out = after_newline && starts.get(from).is_none_or(|&s| s >= l.end);
-            let keep_digits = !ruled_out && salience(t) >= KEPT_PRIORITY;
-            salient.push(keep_digits);
+            !ruled_out && salience(doc.text(l)) >= KEPT_PRIORITY
+        })
+        .collect()
+}
+
+/// Whether a repeated block may start at some line, given `wide` (from
+/// [`wide_from`]): one needs more than [`MAX_PERIOD`] shapes within [`MAX_BLOCK`]
+/// lines and a whole copy of them after (see [`repeated_block`]).
+fn may_repeat(wide: &[usize]) -> bool {
+    let n = wide.len();
+    wide.iter()
+        .enumerate()
+        .any(|(i, &w)| w <= MAX_BLOCK && w <= (n - i) / 2)
+}
+
+/// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
+/// as one space and, unless the line is salient (`salient`, from [`salient_lines`]),
+/// every run of digits as one `0` (a marker line's never equals another line's):
+/// lines that may be copies of each other in a repeated block have equal loose keys.
+fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool]) -> Vec<u64> {
+    use std::hash::BuildHasher as _;
+    let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
+    // Each line's loose text, written here and hashed once (no line allocates).
+    let mut buf: Vec<u8> = Vec::new();
+    lines
+        .iter()
+        .zip(salient)
+        .enumerate()
+        .map(|(k, (l, &keep_digits))| {
+            if l.marker.is_some() {
+                return !(k as u64);
+            }
+            let t = doc.text(l);
             // Written into a slice sized for the whole line (no push, no capacity
             // check a byte): each byte mapped by a table and kept unless it repeats
             // the run it is in (spacing, or digits read as `0`).
@@ -461,8 +492,7 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
             }
             state.hash_one(&out[..w])
         })
-        .collect();
-    (loose, salient)
+        .collect()
 }
 
 /// A byte as a loose key reads it: spaces and tabs as a space, the rest as is.
@@ -487,7 +517,7 @@ const fn loose_map(digits: bool) -> [u8; 256] {
 }
 
 /// Whether line `l` is salient enough to stay in a run, given `read` (its entry from
-/// [`loose_keys`], computed once per line): a marker line's text is scanned here.
+/// [`salient_lines`], computed once per line): a marker line's text is scanned here.
 fn is_salient(doc: &Doc<'_>, l: &Line, read: bool) -> bool {
     match l.marker {
         Some(_) => salience(doc.text(l)) >= KEPT_PRIORITY,
@@ -506,20 +536,25 @@ const LOOSE_SEED: u64 = 0x0001_005e;
 fn wide_from(keys: &[u64]) -> Vec<usize> {
     let n = keys.len();
     let mut wide = vec![usize::MAX; n];
-    let mut counts: ShapeMap<usize> = ShapeMap::with_hasher(Default::default());
+    // The shapes of lines `i..r` and their counts: never more than MAX_PERIOD + 1, so
+    // a short list read in full beats a hash map.
+    let mut counts: Vec<(u64, usize)> = Vec::with_capacity(MAX_PERIOD + 1);
     let mut r = 0;
     for (i, w) in wide.iter_mut().enumerate() {
         while r < n && counts.len() <= MAX_PERIOD {
-            *counts.entry(keys[r]).or_insert(0) += 1;
+            match counts.iter_mut().find(|(k, _)| *k == keys[r]) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((keys[r], 1)),
+            }
             r += 1;
         }
         if counts.len() > MAX_PERIOD {
             *w = r - i;
         }
-        if let Some(c) = counts.get_mut(&keys[i]) {
-            *c -= 1;
-            if *c == 0 {
-                counts.remove(&keys[i]);
+        if let Some(at) = counts.iter().position(|(k, _)| *k == keys[i]) {
+            counts[at].1 -= 1;
+            if counts[at].1 == 0 {
+                counts.swap_remove(at);
             }
         }
     }
@@ -558,6 +593,11 @@ fn repeated_block(
     work: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = keys.len();
+    // A block holds more than MAX_PERIOD shapes (at least `wide[i]` lines) and a whole
+    // copy of it follows: none fits here (and `loose`, `next` may be empty then).
+    if wide[i] > MAX_BLOCK || wide[i] > (n - i) / 2 {
+        return None;
+    }
     let same = |j: usize, p: usize| {
         loose[j] == loose[j - p]
             && keys[j] == keys[j - p]
@@ -1410,7 +1450,8 @@ mod tests {
         let text = "test a_0001 ... ok\n\t x  9 \t0.05s\nerror 100 at 7\nerror 10 at 8\n\n\
                     00 \t 00\u{0}0\n\u{e9}t\u{e9} 12:34\n";
         let doc = Doc::from_raw(text.as_bytes());
-        let (loose, salient) = loose_keys(&doc, &doc.lines);
+        let salient = salient_lines(&doc, &doc.lines);
+        let loose = loose_keys(&doc, &doc.lines, &salient);
         assert_eq!(salient, [false, false, true, true, false, false, false]);
         for (k, l) in doc.lines.iter().enumerate() {
             assert_eq!(
