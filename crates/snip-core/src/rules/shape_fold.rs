@@ -228,9 +228,8 @@ struct How<'a> {
 /// key (the run key with the masked paths and name put back).
 fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
     use std::hash::BuildHasher as _;
-    let mut scratch = Vec::new();
     let mut paths = Vec::new();
-    let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
+    let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
     let mut lits = Vec::with_capacity(doc.lines.len());
     let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
     let keys: Vec<u64> = doc
@@ -240,20 +239,20 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
         .map(|(k, l)| match l.marker {
             // A marker line never matches anything: it ends a run.
             Some(_) => {
-                words.push_none();
+                masked.end_line();
                 lits.push(!(k as u64));
                 !(k as u64)
             }
             None => {
                 paths.clear();
-                let key = shape_and_paths(doc.text(l), &mut scratch, &mut paths);
-                words.push(&scratch);
+                let key = shape_and_paths(doc.text(l), &mut masked.text, &mut paths);
+                masked.end_line();
                 lits.push(hasher.hash_one((key, paths.as_slice())));
                 key
             }
         })
         .collect();
-    let keys = name_column_keys(&keys, &words, &mut lits);
+    let keys = name_column_keys(&keys, &masked, &mut lits);
     (keys, lits)
 }
 
@@ -950,9 +949,40 @@ const MAX_WORDS: usize = 32;
 /// Lines before and after a line compared with it to find its name column.
 const NAME_WINDOW: usize = 8;
 
-/// The masked words of every line (their hashes), for [`name_column_keys`]: line
-/// `k`'s words are `hashes[offs[k]..offs[k + 1]]`; a marker line, or a line of more
-/// than [`MAX_WORDS`] words, has none.
+/// The masked text of every line (see [`shape_and_paths`]), one after another: line
+/// `k`'s is `text[ends[k - 1]..ends[k]]` (from 0 for the first); a marker line's is
+/// empty.
+#[derive(Debug, Default)]
+struct Masked {
+    text: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Masked {
+    /// Empty, with room for `lines` lines of `bytes` bytes in all (a masked line is
+    /// never longer than the line), so neither table is copied as it fills.
+    fn for_lines(lines: usize, bytes: usize) -> Masked {
+        Masked {
+            text: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(lines),
+        }
+    }
+
+    /// Ends the line whose masked text was appended to `text` since the last one.
+    fn end_line(&mut self) {
+        self.ends.push(self.text.len());
+    }
+
+    /// Line `k`'s masked text.
+    fn of(&self, k: usize) -> &[u8] {
+        let start = k.checked_sub(1).map_or(0, |j| self.ends[j]);
+        &self.text[start..self.ends[k]]
+    }
+}
+
+/// The masked words of some lines (their hashes), for [`name_column_keys`]: line
+/// `k`'s words are `hashes[offs[k]..offs[k + 1]]`; a line not read, a marker line,
+/// or a line of more than [`MAX_WORDS`] words, has none.
 #[derive(Debug, Default)]
 struct Words {
     hashes: Vec<u64>,
@@ -960,26 +990,40 @@ struct Words {
 }
 
 impl Words {
-    /// Empty, with room for `lines` lines of `bytes` bytes in all: the offsets
-    /// exactly, the hashes for a word every 8 bytes and one more a line (a log's
-    /// lines, e.g. `cargo test`'s, hold fewer), capped by their bound (a word and the
-    /// space after it take two bytes or more). A table grown by doubling from empty
-    /// copies itself into fresh pages as it grows; past this room it still grows.
-    fn for_lines(lines: usize, bytes: usize) -> Words {
+    /// The words of the lines of `masked` marked in `read`.
+    fn of_lines(masked: &Masked, read: &[bool]) -> Words {
+        // Room for the lines read: the offsets exactly, the hashes for a word every
+        // 8 bytes and one more a line (a log's lines, e.g. `cargo test`'s, hold
+        // fewer), capped by their bound (a word and the space after it take two bytes
+        // or more). A table grown by doubling from empty copies itself into fresh
+        // pages as it grows; past this room it still grows.
+        let (lines, bytes) = read
+            .iter()
+            .enumerate()
+            .filter(|&(_, &r)| r)
+            .fold((0usize, 0usize), |(l, b), (k, _)| {
+                (l + 1, b + masked.of(k).len())
+            });
         let bound = (bytes.saturating_add(lines) / 2).min(lines.saturating_mul(MAX_WORDS - 1));
         let room = (bytes / 8).saturating_add(lines).min(bound);
-        Words {
+        let mut words = Words {
             hashes: Vec::with_capacity(room),
-            offs: Vec::with_capacity(lines.saturating_add(1)),
+            offs: Vec::with_capacity(read.len() + 1),
+        };
+        words.offs.push(0);
+        for (k, &r) in read.iter().enumerate() {
+            if r {
+                words.push(masked.of(k));
+            } else {
+                words.offs.push(words.hashes.len());
+            }
         }
+        words
     }
 
     /// Adds a line whose masked text is `masked` (words separated by one space).
     fn push(&mut self, masked: &[u8]) {
         use std::hash::BuildHasher as _;
-        if self.offs.is_empty() {
-            self.offs.push(0);
-        }
         let start = self.hashes.len();
         let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
         for w in masked.split(|&c| c == b' ').filter(|w| !w.is_empty()) {
@@ -992,18 +1036,36 @@ impl Words {
         self.offs.push(self.hashes.len());
     }
 
-    /// Adds a line with no words (a marker line).
-    fn push_none(&mut self) {
-        if self.offs.is_empty() {
-            self.offs.push(0);
-        }
-        self.offs.push(self.hashes.len());
-    }
-
     /// Line `k`'s word hashes.
     fn of(&self, k: usize) -> &[u64] {
         &self.hashes[self.offs[k]..self.offs[k + 1]]
     }
+}
+
+/// Whether each line has a line of another run key (`keys`) within [`NAME_WINDOW`]
+/// lines of it: only such a line may have a name column.
+fn near_other_shapes(keys: &[u64]) -> Vec<bool> {
+    let n = keys.len();
+    // Where each line's stretch of lines of its key starts, then whether the stretch
+    // reaches both ends of its window.
+    let mut first = vec![0; n];
+    for k in 1..n {
+        first[k] = if keys[k] == keys[k - 1] {
+            first[k - 1]
+        } else {
+            k
+        };
+    }
+    let mut near = vec![false; n];
+    let mut end = n;
+    for k in (0..n).rev() {
+        if k + 1 < n && keys[k] != keys[k + 1] {
+            end = k + 1;
+        }
+        let (lo, hi) = (k.saturating_sub(NAME_WINDOW), (k + NAME_WINDOW + 1).min(n));
+        near[k] = lo < first[k] || hi > end;
+    }
+    near
 }
 
 /// The run keys: each line's shape, or, for a line of a *name column*, its shape
@@ -1013,13 +1075,22 @@ impl Words {
 /// names (`ls -l`, `Setting up NAME …`) differ on every line, where a status column
 /// (`ok` … `FAILED` … `ok`) repeats its usual value, so the line that differs there
 /// keeps its own shape and ends the run.
-fn name_column_keys(keys: &[u64], words: &Words, lits: &mut [u64]) -> Vec<u64> {
+fn name_column_keys(keys: &[u64], masked: &Masked, lits: &mut [u64]) -> Vec<u64> {
     use std::hash::BuildHasher as _;
     let n = keys.len();
     let mut out = keys.to_vec();
+    // A line whose neighbours all share its key has no neighbour to differ from: only
+    // the other lines and their neighbours have their words read.
+    let near = near_other_shapes(keys);
+    let mut read = vec![false; n];
+    for i in (0..n).filter(|&i| near[i]) {
+        let (lo, hi) = (i.saturating_sub(NAME_WINDOW), (i + NAME_WINDOW + 1).min(n));
+        read[lo..hi].fill(true);
+    }
+    let words = Words::of_lines(masked, &read);
     // Candidates: (column, value) of each neighbour differing in one word.
     let mut diffs: Vec<(usize, u64)> = Vec::with_capacity(2 * NAME_WINDOW);
-    for i in 0..n {
+    for i in (0..n).filter(|&i| near[i]) {
         let wi = words.of(i);
         if wi.len() < 2 {
             continue;
@@ -1108,18 +1179,20 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
 }
 
 /// [`fold_shape`] with `buf` as scratch (cleared first; reused across lines so that
-/// no line allocates). The masked text is written into `buf` a slice at a time and
-/// hashed once, not a byte at a time.
+/// no line allocates).
 #[cfg(test)]
 pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
+    buf.clear();
     shape_and_paths(t, buf, &mut Vec::new())
 }
 
-/// [`fold_shape_in`], also appending each path-like word it masks to `paths` (each
-/// followed by a NUL).
-fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
+/// [`fold_shape`], its masked text appended to `out` (a slice at a time, and hashed
+/// once, not a byte at a time; never longer than `t`), each path-like word it masks
+/// appended to `paths` (each followed by a NUL).
+fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     use std::hash::BuildHasher as _;
-    buf.clear();
+    let from = out.len();
+    let buf = out;
     let n = t.len();
     let mut i = 0;
     while i < n {
@@ -1220,7 +1293,7 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
         buf.push(c);
         i += 1;
     }
-    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(buf.as_slice())
+    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&buf[from..])
 }
 
 /// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or tab.
@@ -1319,17 +1392,16 @@ mod tests {
 
     /// The run keys of `lines` (see [`name_column_keys`]).
     fn keys_of(lines: &[&str]) -> Vec<u64> {
-        let mut words = Words::default();
-        let mut buf = Vec::new();
+        let mut masked = Masked::default();
         let keys: Vec<u64> = lines
             .iter()
             .map(|l| {
-                let k = fold_shape_in(l.as_bytes(), &mut buf);
-                words.push(&buf);
+                let k = shape_and_paths(l.as_bytes(), &mut masked.text, &mut Vec::new());
+                masked.end_line();
                 k
             })
             .collect();
-        name_column_keys(&keys, &words, &mut vec![0; lines.len()])
+        name_column_keys(&keys, &masked, &mut vec![0; lines.len()])
     }
 
     #[test]
@@ -1427,22 +1499,38 @@ mod tests {
     }
 
     #[test]
-    fn a_logs_word_table_is_sized_once() {
+    fn a_logs_tables_are_sized_once() {
         // A test log's lines (four words each): the room `run_keys` reserves holds
-        // them, so the table is never copied into a larger one as it fills.
+        // their masked text, and the room for words holds them, so neither table is
+        // copied into a larger one as it fills.
         let text: String = (0..2000)
             .map(|k| format!("test tests::case_{k:04} ... ok\n"))
             .collect();
         let doc = Doc::from_raw(text.as_bytes());
-        let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
-        let room = (words.hashes.capacity(), words.offs.capacity());
-        let mut scratch = Vec::new();
+        let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
+        let room = (masked.text.capacity(), masked.ends.capacity());
         for l in &doc.lines {
-            shape_and_paths(doc.text(l), &mut scratch, &mut Vec::new());
-            words.push(&scratch);
+            shape_and_paths(doc.text(l), &mut masked.text, &mut Vec::new());
+            masked.end_line();
         }
+        assert_eq!((masked.text.capacity(), masked.ends.capacity()), room);
+        let words = Words::of_lines(&masked, &vec![true; doc.lines.len()]);
         assert_eq!(words.hashes.len(), 4 * 2000);
-        assert_eq!((words.hashes.capacity(), words.offs.capacity()), room);
+        assert!(words.hashes.capacity() < 2 * 4 * 2000);
+        assert_eq!(words.of(7).len(), 4);
+    }
+
+    #[test]
+    fn only_lines_near_another_shape_look_for_a_name_column() {
+        let near = near_other_shapes(&[1; 30]);
+        assert!(near.iter().all(|&x| !x));
+        let mut keys = [1; 30];
+        keys[12] = 2;
+        let near = near_other_shapes(&keys);
+        let want: Vec<bool> = (0..30).map(|k| (4..=20).contains(&k)).collect();
+        assert_eq!(near, want);
+        let near = near_other_shapes(&[1, 1, 2]);
+        assert_eq!(near, [true, true, true]);
     }
 
     #[test]
