@@ -1194,6 +1194,10 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     let from = out.len();
     let buf = out;
     let n = t.len();
+    // The next `/` or `.` and the start of the word holding it (see [`next_mark`]):
+    // only a word holding one may be path-like, so the words before it are not
+    // scanned for one.
+    let mut mark = next_mark(t, 0);
     let mut i = 0;
     while i < n {
         let c = t[i];
@@ -1206,33 +1210,35 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
         }
         // The whitespace-delimited word starting here, when it starts one.
         if i == 0 || t[i - 1] == b' ' || t[i - 1] == b'\t' {
-            // Its end, and whether it holds a `/` or a `.` (a word with neither is not
-            // path-like: most words skip the check).
-            let mut e = i;
-            let mut marks = 0;
-            while e < n {
-                let k = CLASS[usize::from(t[e])];
-                if k & SPACE != 0 {
-                    break;
-                }
-                marks |= k;
-                e += 1;
+            // A mark before this word was in a word already read (or skipped as a
+            // unit): the next one from here.
+            if mark.is_some_and(|(m, _)| m < i) {
+                mark = next_mark(t, i);
             }
-            if marks & MARK != 0 && path_like(&t[i..e]) {
-                buf.push(b'P');
-                paths.extend_from_slice(&t[i..e]);
-                paths.push(0);
-                i = e;
-                continue;
+            // Whether it holds a `/` or a `.` (a word with neither is not path-like:
+            // most words skip the check), then its end.
+            if mark.is_some_and(|(_, w)| w == i) {
+                let e = t[i..]
+                    .iter()
+                    .position(|&c| c == b' ' || c == b'\t')
+                    .map_or(n, |k| i + k);
+                if path_like(&t[i..e]) {
+                    buf.push(b'P');
+                    paths.extend_from_slice(&t[i..e]);
+                    paths.push(0);
+                    i = e;
+                    continue;
+                }
             }
         }
-        if c.is_ascii_digit() {
+        let class = CLASS[usize::from(c)];
+        if class & DIGIT != 0 {
             // A number: digits, with `.`, `,`, `:` between digits, letters glued on,
             // and `-`, `+`, `~` before a letter or digit (a package version:
             // `1.2.0-14+deb12u1`, `0.8+5prealpha+1-16`, `2.0~rc1`).
             let mut j = i;
             while j < n {
-                let glued = t[j].is_ascii_alphanumeric()
+                let glued = CLASS[usize::from(t[j])] & ALNUM != 0
                     || (matches!(t[j], b'.' | b',' | b':')
                         && t.get(j + 1).is_some_and(u8::is_ascii_digit))
                     || (matches!(t[j], b'-' | b'+' | b'~')
@@ -1248,7 +1254,7 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                     .iter()
                     .position(|c| !(c.is_ascii_alphabetic() || *c >= 0x80 || *c == b'%'))
                     .map_or(n, |k| j + 1 + k);
-                if UNITS.contains(&&t[j + 1..e]) {
+                if e > j + 1 && UNITS.contains(&&t[j + 1..e]) {
                     j = e;
                 }
             }
@@ -1256,7 +1262,8 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             i = j;
             continue;
         }
-        if c.is_ascii_alphabetic() {
+        if class & ALNUM != 0 {
+            // A letter (digits were read above): a word of letters and digits.
             let mut e = i;
             let mut seen = 0;
             while e < n {
@@ -1296,24 +1303,31 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&buf[from..])
 }
 
-/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or tab.
-const SPACE: u8 = 1;
-/// A `/` or `.` (a word without one is not path-like).
-const MARK: u8 = 2;
-/// An ASCII letter or digit.
+/// The first `/` or `.` in `t` at or after `from` (a word start, or 0), and the start
+/// of the whitespace-delimited word holding it.
+fn next_mark(t: &[u8], from: usize) -> Option<(usize, usize)> {
+    // Plain loops: a line is short, a `memchr` call costs more than it saves.
+    let m = from + t[from..].iter().position(|&c| c == b'/' || c == b'.')?;
+    let word = t[from..m]
+        .iter()
+        .rposition(|&c| c == b' ' || c == b'\t')
+        .map_or(from, |k| from + k + 1);
+    Some((m, word))
+}
+
+/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): an ASCII
+/// letter or digit.
 const ALNUM: u8 = 4;
 /// An ASCII digit.
 const DIGIT: u8 = 8;
 
-/// Each byte's classes ([`SPACE`], [`MARK`], [`ALNUM`], [`DIGIT`]).
+/// Each byte's classes ([`ALNUM`], [`DIGIT`]).
 const CLASS: [u8; 256] = {
     let mut m = [0u8; 256];
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
         m[c] = match b {
-            b' ' | b'\t' => SPACE,
-            b'/' | b'.' => MARK,
             b'0'..=b'9' => ALNUM | DIGIT,
             _ if b.is_ascii_alphabetic() => ALNUM,
             _ => 0,
