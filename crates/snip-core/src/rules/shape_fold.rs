@@ -1198,6 +1198,9 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     // only a word holding one may be path-like, so the words before it are not
     // scanned for one.
     let mut mark = next_mark(t, 0);
+    // Whether `i` starts a whitespace-delimited word: at the start and after spacing
+    // alone (every other step ends past a byte that is not spacing).
+    let mut word_start = true;
     let mut i = 0;
     while i < n {
         let c = t[i];
@@ -1206,10 +1209,11 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                 i += 1;
             }
             buf.push(b' ');
+            word_start = true;
             continue;
         }
         // The whitespace-delimited word starting here, when it starts one.
-        if i == 0 || t[i - 1] == b' ' || t[i - 1] == b'\t' {
+        if std::mem::take(&mut word_start) {
             // A mark before this word was in a word already read (or skipped as a
             // unit): the next one from here.
             if mark.is_some_and(|(m, _)| m < i) {
