@@ -159,7 +159,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         share: None,
     };
     let mut done = fold(doc, &lines, &keys, raw, &mut how);
-    if doc.size() > config.max_bytes {
+    // The folded text's size (a sum over every line: read once per fold).
+    let mut size = doc.size();
+    if size > config.max_bytes {
         // Still over the budget with every salient line kept: copies of a salient
         // line's shape fold too, counted in their marker, when that brings the text
         // within the budget (else `head-tail-elide` would elide the markers that
@@ -168,7 +170,8 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         let kept_markers = doc.markers.split_off(markers);
         how.copies = Some(config.salient_bytes);
         let folded = fold(doc, &lines, &keys, raw, &mut how);
-        if doc.size() > config.max_bytes {
+        size = doc.size();
+        if size > config.max_bytes {
             doc.lines = kept;
             doc.markers.truncate(markers);
             doc.markers.extend(kept_markers);
@@ -178,7 +181,6 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     }
     // Room left under the budget goes back to distinct data: each fold of distinct
     // lines shows the same share of them, from its two ends.
-    let size = doc.size();
     let target = config.max_bytes / 10 * 9;
     if size >= target || done.distinct == 0 {
         return done;
