@@ -133,15 +133,22 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         return Folded::default();
     }
     let (keys, lits) = run_keys(doc);
-    let (loose, salient) = loose_keys(doc, &doc.lines);
+    let salient = salient_lines(doc, &doc.lines);
     // The lines every pass folds, moved out (not copied: a 50 KB log's table is ~14
     // fresh pages, a measurable share of a hook process): each pass writes its
     // folded lines into `doc.lines`.
     let lines = std::mem::take(&mut doc.lines);
     let markers = doc.markers.len();
     // Every pass folds the same lines (`lines`): what it reads of them is read once.
-    let next = next_same(&loose);
+    // Loose keys serve repeated blocks alone: where no line can start one (a log of
+    // few shapes), they are not read (see [`may_repeat`]).
     let wide = wide_from(&keys);
+    let loose = if may_repeat(&wide) {
+        loose_keys(doc, &lines, &salient)
+    } else {
+        Vec::new()
+    };
+    let next = next_same(&loose);
     let mut how = How {
         lits: &lits,
         loose: &loose,
@@ -152,7 +159,9 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         share: None,
     };
     let mut done = fold(doc, &lines, &keys, raw, &mut how);
-    if doc.size() > config.max_bytes {
+    // The folded text's size (a sum over every line: read once per fold).
+    let mut size = doc.size();
+    if size > config.max_bytes {
         // Still over the budget with every salient line kept: copies of a salient
         // line's shape fold too, counted in their marker, when that brings the text
         // within the budget (else `head-tail-elide` would elide the markers that
@@ -161,7 +170,8 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
         let kept_markers = doc.markers.split_off(markers);
         how.copies = Some(config.salient_bytes);
         let folded = fold(doc, &lines, &keys, raw, &mut how);
-        if doc.size() > config.max_bytes {
+        size = doc.size();
+        if size > config.max_bytes {
             doc.lines = kept;
             doc.markers.truncate(markers);
             doc.markers.extend(kept_markers);
@@ -171,7 +181,6 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     }
     // Room left under the budget goes back to distinct data: each fold of distinct
     // lines shows the same share of them, from its two ends.
-    let size = doc.size();
     let target = config.max_bytes / 10 * 9;
     if size >= target || done.distinct == 0 {
         return done;
@@ -198,10 +207,13 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
 struct How<'a> {
     /// Each line's literal key: its shape with the paths and the name it masks.
     lits: &'a [u64],
-    /// Each line's loose key and whether it is salient (see [`loose_keys`]).
+    /// Each line's loose key (see [`loose_keys`]; empty when no line can start a
+    /// repeated block, see [`may_repeat`]).
     loose: &'a [u64],
+    /// Whether each line is salient (see [`salient_lines`]).
     salient: &'a [bool],
-    /// Each line's next line of the same loose key (see [`next_same`]).
+    /// Each line's next line of the same loose key (see [`next_same`]; empty with
+    /// `loose`).
     next: &'a [usize],
     /// Each line's fewest lines holding more than [`MAX_PERIOD`] shapes (see
     /// [`wide_from`]).
@@ -218,9 +230,8 @@ struct How<'a> {
 /// key (the run key with the masked paths and name put back).
 fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
     use std::hash::BuildHasher as _;
-    let mut scratch = Vec::new();
     let mut paths = Vec::new();
-    let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
+    let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
     let mut lits = Vec::with_capacity(doc.lines.len());
     let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
     let keys: Vec<u64> = doc
@@ -230,20 +241,20 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
         .map(|(k, l)| match l.marker {
             // A marker line never matches anything: it ends a run.
             Some(_) => {
-                words.push_none();
+                masked.end_line();
                 lits.push(!(k as u64));
                 !(k as u64)
             }
             None => {
                 paths.clear();
-                let key = shape_and_paths(doc.text(l), &mut scratch, &mut paths);
-                words.push(&scratch);
+                let key = shape_and_paths(doc.text(l), &mut masked.text, &mut paths);
+                masked.end_line();
                 lits.push(hasher.hash_one((key, paths.as_slice())));
                 key
             }
         })
         .collect();
-    let keys = name_column_keys(&keys, &words, &mut lits);
+    let keys = name_column_keys(&keys, &masked, &mut lits);
     (keys, lits)
 }
 
@@ -413,32 +424,53 @@ fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
     i == a.len() && j == b.len()
 }
 
-/// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
-/// as one space and, unless the line is salient, every run of digits as one `0` (a
-/// marker line's never equals another line's), and whether it is salient: lines that
-/// may be copies of each other in a repeated block have equal loose keys.
-fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
-    use std::hash::BuildHasher as _;
-    let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
-    let mut salient = Vec::with_capacity(lines.len());
-    // Each line's loose text, written here and hashed once (no line allocates).
-    let mut buf: Vec<u8> = Vec::new();
+/// Whether each line of `lines` is salient enough to stay in a run (an error word of
+/// [`KEPT_PRIORITY`] or above; a marker line: no, see [`is_salient`]).
+fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
     // One scan of the whole text rules out most lines without scanning each.
     let starts = crate::salience::match_starts(&doc.buf);
-    let loose = lines
+    lines
         .iter()
-        .enumerate()
-        .map(|(k, l)| {
+        .map(|l| {
             if l.marker.is_some() {
-                salient.push(false);
-                return !(k as u64);
+                return false;
             }
-            let t = doc.text(l);
             let after_newline = l.start == 0 || doc.buf.get(l.start - 1) == Some(&b'\n');
             let from = starts.partition_point(|&s| s < l.start);
             let ruled_out = after_newline && starts.get(from).is_none_or(|&s| s >= l.end);
-            let keep_digits = !ruled_out && salience(t) >= KEPT_PRIORITY;
-            salient.push(keep_digits);
+            !ruled_out && salience(doc.text(l)) >= KEPT_PRIORITY
+        })
+        .collect()
+}
+
+/// Whether a repeated block may start at some line, given `wide` (from
+/// [`wide_from`]): one needs more than [`MAX_PERIOD`] shapes within [`MAX_BLOCK`]
+/// lines and a whole copy of them after (see [`repeated_block`]).
+fn may_repeat(wide: &[usize]) -> bool {
+    let n = wide.len();
+    wide.iter()
+        .enumerate()
+        .any(|(i, &w)| w <= MAX_BLOCK && w <= (n - i) / 2)
+}
+
+/// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
+/// as one space and, unless the line is salient (`salient`, from [`salient_lines`]),
+/// every run of digits as one `0` (a marker line's never equals another line's):
+/// lines that may be copies of each other in a repeated block have equal loose keys.
+fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool]) -> Vec<u64> {
+    use std::hash::BuildHasher as _;
+    let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
+    // Each line's loose text, written here and hashed once (no line allocates).
+    let mut buf: Vec<u8> = Vec::new();
+    lines
+        .iter()
+        .zip(salient)
+        .enumerate()
+        .map(|(k, (l, &keep_digits))| {
+            if l.marker.is_some() {
+                return !(k as u64);
+            }
+            let t = doc.text(l);
             // Written into a slice sized for the whole line (no push, no capacity
             // check a byte): each byte mapped by a table and kept unless it repeats
             // the run it is in (spacing, or digits read as `0`).
@@ -461,8 +493,7 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line]) -> (Vec<u64>, Vec<bool>) {
             }
             state.hash_one(&out[..w])
         })
-        .collect();
-    (loose, salient)
+        .collect()
 }
 
 /// A byte as a loose key reads it: spaces and tabs as a space, the rest as is.
@@ -487,7 +518,7 @@ const fn loose_map(digits: bool) -> [u8; 256] {
 }
 
 /// Whether line `l` is salient enough to stay in a run, given `read` (its entry from
-/// [`loose_keys`], computed once per line): a marker line's text is scanned here.
+/// [`salient_lines`], computed once per line): a marker line's text is scanned here.
 fn is_salient(doc: &Doc<'_>, l: &Line, read: bool) -> bool {
     match l.marker {
         Some(_) => salience(doc.text(l)) >= KEPT_PRIORITY,
@@ -506,20 +537,25 @@ const LOOSE_SEED: u64 = 0x0001_005e;
 fn wide_from(keys: &[u64]) -> Vec<usize> {
     let n = keys.len();
     let mut wide = vec![usize::MAX; n];
-    let mut counts: ShapeMap<usize> = ShapeMap::with_hasher(Default::default());
+    // The shapes of lines `i..r` and their counts: never more than MAX_PERIOD + 1, so
+    // a short list read in full beats a hash map.
+    let mut counts: Vec<(u64, usize)> = Vec::with_capacity(MAX_PERIOD + 1);
     let mut r = 0;
     for (i, w) in wide.iter_mut().enumerate() {
         while r < n && counts.len() <= MAX_PERIOD {
-            *counts.entry(keys[r]).or_insert(0) += 1;
+            match counts.iter_mut().find(|(k, _)| *k == keys[r]) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((keys[r], 1)),
+            }
             r += 1;
         }
         if counts.len() > MAX_PERIOD {
             *w = r - i;
         }
-        if let Some(c) = counts.get_mut(&keys[i]) {
-            *c -= 1;
-            if *c == 0 {
-                counts.remove(&keys[i]);
+        if let Some(at) = counts.iter().position(|(k, _)| *k == keys[i]) {
+            counts[at].1 -= 1;
+            if counts[at].1 == 0 {
+                counts.swap_remove(at);
             }
         }
     }
@@ -558,6 +594,11 @@ fn repeated_block(
     work: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = keys.len();
+    // A block holds more than MAX_PERIOD shapes (at least `wide[i]` lines) and a whole
+    // copy of it follows: none fits here (and `loose`, `next` may be empty then).
+    if wide[i] > MAX_BLOCK || wide[i] > (n - i) / 2 {
+        return None;
+    }
     let same = |j: usize, p: usize| {
         loose[j] == loose[j - p]
             && keys[j] == keys[j - p]
@@ -910,9 +951,40 @@ const MAX_WORDS: usize = 32;
 /// Lines before and after a line compared with it to find its name column.
 const NAME_WINDOW: usize = 8;
 
-/// The masked words of every line (their hashes), for [`name_column_keys`]: line
-/// `k`'s words are `hashes[offs[k]..offs[k + 1]]`; a marker line, or a line of more
-/// than [`MAX_WORDS`] words, has none.
+/// The masked text of every line (see [`shape_and_paths`]), one after another: line
+/// `k`'s is `text[ends[k - 1]..ends[k]]` (from 0 for the first); a marker line's is
+/// empty.
+#[derive(Debug, Default)]
+struct Masked {
+    text: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Masked {
+    /// Empty, with room for `lines` lines of `bytes` bytes in all (a masked line is
+    /// never longer than the line), so neither table is copied as it fills.
+    fn for_lines(lines: usize, bytes: usize) -> Masked {
+        Masked {
+            text: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(lines),
+        }
+    }
+
+    /// Ends the line whose masked text was appended to `text` since the last one.
+    fn end_line(&mut self) {
+        self.ends.push(self.text.len());
+    }
+
+    /// Line `k`'s masked text.
+    fn of(&self, k: usize) -> &[u8] {
+        let start = k.checked_sub(1).map_or(0, |j| self.ends[j]);
+        &self.text[start..self.ends[k]]
+    }
+}
+
+/// The masked words of some lines (their hashes), for [`name_column_keys`]: line
+/// `k`'s words are `hashes[offs[k]..offs[k + 1]]`; a line not read, a marker line,
+/// or a line of more than [`MAX_WORDS`] words, has none.
 #[derive(Debug, Default)]
 struct Words {
     hashes: Vec<u64>,
@@ -920,26 +992,40 @@ struct Words {
 }
 
 impl Words {
-    /// Empty, with room for `lines` lines of `bytes` bytes in all: the offsets
-    /// exactly, the hashes for a word every 8 bytes and one more a line (a log's
-    /// lines, e.g. `cargo test`'s, hold fewer), capped by their bound (a word and the
-    /// space after it take two bytes or more). A table grown by doubling from empty
-    /// copies itself into fresh pages as it grows; past this room it still grows.
-    fn for_lines(lines: usize, bytes: usize) -> Words {
+    /// The words of the lines of `masked` marked in `read`.
+    fn of_lines(masked: &Masked, read: &[bool]) -> Words {
+        // Room for the lines read: the offsets exactly, the hashes for a word every
+        // 8 bytes and one more a line (a log's lines, e.g. `cargo test`'s, hold
+        // fewer), capped by their bound (a word and the space after it take two bytes
+        // or more). A table grown by doubling from empty copies itself into fresh
+        // pages as it grows; past this room it still grows.
+        let (lines, bytes) = read
+            .iter()
+            .enumerate()
+            .filter(|&(_, &r)| r)
+            .fold((0usize, 0usize), |(l, b), (k, _)| {
+                (l + 1, b + masked.of(k).len())
+            });
         let bound = (bytes.saturating_add(lines) / 2).min(lines.saturating_mul(MAX_WORDS - 1));
         let room = (bytes / 8).saturating_add(lines).min(bound);
-        Words {
+        let mut words = Words {
             hashes: Vec::with_capacity(room),
-            offs: Vec::with_capacity(lines.saturating_add(1)),
+            offs: Vec::with_capacity(read.len() + 1),
+        };
+        words.offs.push(0);
+        for (k, &r) in read.iter().enumerate() {
+            if r {
+                words.push(masked.of(k));
+            } else {
+                words.offs.push(words.hashes.len());
+            }
         }
+        words
     }
 
     /// Adds a line whose masked text is `masked` (words separated by one space).
     fn push(&mut self, masked: &[u8]) {
         use std::hash::BuildHasher as _;
-        if self.offs.is_empty() {
-            self.offs.push(0);
-        }
         let start = self.hashes.len();
         let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
         for w in masked.split(|&c| c == b' ').filter(|w| !w.is_empty()) {
@@ -952,18 +1038,36 @@ impl Words {
         self.offs.push(self.hashes.len());
     }
 
-    /// Adds a line with no words (a marker line).
-    fn push_none(&mut self) {
-        if self.offs.is_empty() {
-            self.offs.push(0);
-        }
-        self.offs.push(self.hashes.len());
-    }
-
     /// Line `k`'s word hashes.
     fn of(&self, k: usize) -> &[u64] {
         &self.hashes[self.offs[k]..self.offs[k + 1]]
     }
+}
+
+/// Whether each line has a line of another run key (`keys`) within [`NAME_WINDOW`]
+/// lines of it: only such a line may have a name column.
+fn near_other_shapes(keys: &[u64]) -> Vec<bool> {
+    let n = keys.len();
+    // Where each line's stretch of lines of its key starts, then whether the stretch
+    // reaches both ends of its window.
+    let mut first = vec![0; n];
+    for k in 1..n {
+        first[k] = if keys[k] == keys[k - 1] {
+            first[k - 1]
+        } else {
+            k
+        };
+    }
+    let mut near = vec![false; n];
+    let mut end = n;
+    for k in (0..n).rev() {
+        if k + 1 < n && keys[k] != keys[k + 1] {
+            end = k + 1;
+        }
+        let (lo, hi) = (k.saturating_sub(NAME_WINDOW), (k + NAME_WINDOW + 1).min(n));
+        near[k] = lo < first[k] || hi > end;
+    }
+    near
 }
 
 /// The run keys: each line's shape, or, for a line of a *name column*, its shape
@@ -973,13 +1077,22 @@ impl Words {
 /// names (`ls -l`, `Setting up NAME …`) differ on every line, where a status column
 /// (`ok` … `FAILED` … `ok`) repeats its usual value, so the line that differs there
 /// keeps its own shape and ends the run.
-fn name_column_keys(keys: &[u64], words: &Words, lits: &mut [u64]) -> Vec<u64> {
+fn name_column_keys(keys: &[u64], masked: &Masked, lits: &mut [u64]) -> Vec<u64> {
     use std::hash::BuildHasher as _;
     let n = keys.len();
     let mut out = keys.to_vec();
+    // A line whose neighbours all share its key has no neighbour to differ from: only
+    // the other lines and their neighbours have their words read.
+    let near = near_other_shapes(keys);
+    let mut read = vec![false; n];
+    for i in (0..n).filter(|&i| near[i]) {
+        let (lo, hi) = (i.saturating_sub(NAME_WINDOW), (i + NAME_WINDOW + 1).min(n));
+        read[lo..hi].fill(true);
+    }
+    let words = Words::of_lines(masked, &read);
     // Candidates: (column, value) of each neighbour differing in one word.
     let mut diffs: Vec<(usize, u64)> = Vec::with_capacity(2 * NAME_WINDOW);
-    for i in 0..n {
+    for i in (0..n).filter(|&i| near[i]) {
         let wi = words.of(i);
         if wi.len() < 2 {
             continue;
@@ -1068,19 +1181,28 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
 }
 
 /// [`fold_shape`] with `buf` as scratch (cleared first; reused across lines so that
-/// no line allocates). The masked text is written into `buf` a slice at a time and
-/// hashed once, not a byte at a time.
+/// no line allocates).
 #[cfg(test)]
 pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
+    buf.clear();
     shape_and_paths(t, buf, &mut Vec::new())
 }
 
-/// [`fold_shape_in`], also appending each path-like word it masks to `paths` (each
-/// followed by a NUL).
-fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
+/// [`fold_shape`], its masked text appended to `out` (a slice at a time, and hashed
+/// once, not a byte at a time; never longer than `t`), each path-like word it masks
+/// appended to `paths` (each followed by a NUL).
+fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
     use std::hash::BuildHasher as _;
-    buf.clear();
+    let from = out.len();
+    let buf = out;
     let n = t.len();
+    // The next `/` or `.` and the start of the word holding it (see [`next_mark`]):
+    // only a word holding one may be path-like, so the words before it are not
+    // scanned for one.
+    let mut mark = next_mark(t, 0);
+    // Whether `i` starts a whitespace-delimited word: at the start and after spacing
+    // alone (every other step ends past a byte that is not spacing).
+    let mut word_start = true;
     let mut i = 0;
     while i < n {
         let c = t[i];
@@ -1089,37 +1211,40 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                 i += 1;
             }
             buf.push(b' ');
+            word_start = true;
             continue;
         }
         // The whitespace-delimited word starting here, when it starts one.
-        if i == 0 || t[i - 1] == b' ' || t[i - 1] == b'\t' {
-            // Its end, and whether it holds a `/` or a `.` (a word with neither is not
-            // path-like: most words skip the check).
-            let mut e = i;
-            let mut marks = 0;
-            while e < n {
-                let k = CLASS[usize::from(t[e])];
-                if k & SPACE != 0 {
-                    break;
-                }
-                marks |= k;
-                e += 1;
+        if std::mem::take(&mut word_start) {
+            // A mark before this word was in a word already read (or skipped as a
+            // unit): the next one from here.
+            if mark.is_some_and(|(m, _)| m < i) {
+                mark = next_mark(t, i);
             }
-            if marks & MARK != 0 && path_like(&t[i..e]) {
-                buf.push(b'P');
-                paths.extend_from_slice(&t[i..e]);
-                paths.push(0);
-                i = e;
-                continue;
+            // Whether it holds a `/` or a `.` (a word with neither is not path-like:
+            // most words skip the check), then its end.
+            if mark.is_some_and(|(_, w)| w == i) {
+                let e = t[i..]
+                    .iter()
+                    .position(|&c| c == b' ' || c == b'\t')
+                    .map_or(n, |k| i + k);
+                if path_like(&t[i..e]) {
+                    buf.push(b'P');
+                    paths.extend_from_slice(&t[i..e]);
+                    paths.push(0);
+                    i = e;
+                    continue;
+                }
             }
         }
-        if c.is_ascii_digit() {
+        let class = CLASS[usize::from(c)];
+        if class & DIGIT != 0 {
             // A number: digits, with `.`, `,`, `:` between digits, letters glued on,
             // and `-`, `+`, `~` before a letter or digit (a package version:
             // `1.2.0-14+deb12u1`, `0.8+5prealpha+1-16`, `2.0~rc1`).
             let mut j = i;
             while j < n {
-                let glued = t[j].is_ascii_alphanumeric()
+                let glued = CLASS[usize::from(t[j])] & ALNUM != 0
                     || (matches!(t[j], b'.' | b',' | b':')
                         && t.get(j + 1).is_some_and(u8::is_ascii_digit))
                     || (matches!(t[j], b'-' | b'+' | b'~')
@@ -1135,7 +1260,7 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                     .iter()
                     .position(|c| !(c.is_ascii_alphabetic() || *c >= 0x80 || *c == b'%'))
                     .map_or(n, |k| j + 1 + k);
-                if UNITS.contains(&&t[j + 1..e]) {
+                if e > j + 1 && UNITS.contains(&&t[j + 1..e]) {
                     j = e;
                 }
             }
@@ -1143,7 +1268,8 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             i = j;
             continue;
         }
-        if c.is_ascii_alphabetic() {
+        if class & ALNUM != 0 {
+            // A letter (digits were read above): a word of letters and digits.
             let mut e = i;
             let mut seen = 0;
             while e < n {
@@ -1180,27 +1306,34 @@ fn shape_and_paths(t: &[u8], buf: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
         buf.push(c);
         i += 1;
     }
-    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(buf.as_slice())
+    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&buf[from..])
 }
 
-/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or tab.
-const SPACE: u8 = 1;
-/// A `/` or `.` (a word without one is not path-like).
-const MARK: u8 = 2;
-/// An ASCII letter or digit.
+/// The first `/` or `.` in `t` at or after `from` (a word start, or 0), and the start
+/// of the whitespace-delimited word holding it.
+fn next_mark(t: &[u8], from: usize) -> Option<(usize, usize)> {
+    // Plain loops: a line is short, a `memchr` call costs more than it saves.
+    let m = from + t[from..].iter().position(|&c| c == b'/' || c == b'.')?;
+    let word = t[from..m]
+        .iter()
+        .rposition(|&c| c == b' ' || c == b'\t')
+        .map_or(from, |k| from + k + 1);
+    Some((m, word))
+}
+
+/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): an ASCII
+/// letter or digit.
 const ALNUM: u8 = 4;
 /// An ASCII digit.
 const DIGIT: u8 = 8;
 
-/// Each byte's classes ([`SPACE`], [`MARK`], [`ALNUM`], [`DIGIT`]).
+/// Each byte's classes ([`ALNUM`], [`DIGIT`]).
 const CLASS: [u8; 256] = {
     let mut m = [0u8; 256];
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
         m[c] = match b {
-            b' ' | b'\t' => SPACE,
-            b'/' | b'.' => MARK,
             b'0'..=b'9' => ALNUM | DIGIT,
             _ if b.is_ascii_alphabetic() => ALNUM,
             _ => 0,
@@ -1279,17 +1412,16 @@ mod tests {
 
     /// The run keys of `lines` (see [`name_column_keys`]).
     fn keys_of(lines: &[&str]) -> Vec<u64> {
-        let mut words = Words::default();
-        let mut buf = Vec::new();
+        let mut masked = Masked::default();
         let keys: Vec<u64> = lines
             .iter()
             .map(|l| {
-                let k = fold_shape_in(l.as_bytes(), &mut buf);
-                words.push(&buf);
+                let k = shape_and_paths(l.as_bytes(), &mut masked.text, &mut Vec::new());
+                masked.end_line();
                 k
             })
             .collect();
-        name_column_keys(&keys, &words, &mut vec![0; lines.len()])
+        name_column_keys(&keys, &masked, &mut vec![0; lines.len()])
     }
 
     #[test]
@@ -1387,22 +1519,38 @@ mod tests {
     }
 
     #[test]
-    fn a_logs_word_table_is_sized_once() {
+    fn a_logs_tables_are_sized_once() {
         // A test log's lines (four words each): the room `run_keys` reserves holds
-        // them, so the table is never copied into a larger one as it fills.
+        // their masked text, and the room for words holds them, so neither table is
+        // copied into a larger one as it fills.
         let text: String = (0..2000)
             .map(|k| format!("test tests::case_{k:04} ... ok\n"))
             .collect();
         let doc = Doc::from_raw(text.as_bytes());
-        let mut words = Words::for_lines(doc.lines.len(), doc.buf.len());
-        let room = (words.hashes.capacity(), words.offs.capacity());
-        let mut scratch = Vec::new();
+        let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
+        let room = (masked.text.capacity(), masked.ends.capacity());
         for l in &doc.lines {
-            shape_and_paths(doc.text(l), &mut scratch, &mut Vec::new());
-            words.push(&scratch);
+            shape_and_paths(doc.text(l), &mut masked.text, &mut Vec::new());
+            masked.end_line();
         }
+        assert_eq!((masked.text.capacity(), masked.ends.capacity()), room);
+        let words = Words::of_lines(&masked, &vec![true; doc.lines.len()]);
         assert_eq!(words.hashes.len(), 4 * 2000);
-        assert_eq!((words.hashes.capacity(), words.offs.capacity()), room);
+        assert!(words.hashes.capacity() < 2 * 4 * 2000);
+        assert_eq!(words.of(7).len(), 4);
+    }
+
+    #[test]
+    fn only_lines_near_another_shape_look_for_a_name_column() {
+        let near = near_other_shapes(&[1; 30]);
+        assert!(near.iter().all(|&x| !x));
+        let mut keys = [1; 30];
+        keys[12] = 2;
+        let near = near_other_shapes(&keys);
+        let want: Vec<bool> = (0..30).map(|k| (4..=20).contains(&k)).collect();
+        assert_eq!(near, want);
+        let near = near_other_shapes(&[1, 1, 2]);
+        assert_eq!(near, [true, true, true]);
     }
 
     #[test]
@@ -1410,7 +1558,8 @@ mod tests {
         let text = "test a_0001 ... ok\n\t x  9 \t0.05s\nerror 100 at 7\nerror 10 at 8\n\n\
                     00 \t 00\u{0}0\n\u{e9}t\u{e9} 12:34\n";
         let doc = Doc::from_raw(text.as_bytes());
-        let (loose, salient) = loose_keys(&doc, &doc.lines);
+        let salient = salient_lines(&doc, &doc.lines);
+        let loose = loose_keys(&doc, &doc.lines, &salient);
         assert_eq!(salient, [false, false, true, true, false, false, false]);
         for (k, l) in doc.lines.iter().enumerate() {
             assert_eq!(
