@@ -161,6 +161,22 @@ fn run_keeps_exit_status_signals_and_reports_missing_commands() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "out\nerr\n");
     let o = st(&["run", "--", "sh", "-c", "kill -9 $$"]);
     assert_eq!(o.status.code(), Some(137));
+    // snip's own output cannot be written (a full disk): still the command's
+    // status, and one line that says what failed.
+    if std::path::Path::new("/dev/full").exists() {
+        let o = snip(dir.path())
+            .args(["run", "--", "sh", "-c", "echo hi; exit 3"])
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("No space left") && err.contains("status 3"),
+            "{err}"
+        );
+    }
     // A bad setting still runs the command (output passed through, one warning).
     let o = snip(dir.path())
         .env("SNIP_MAX_BYTES", "lots")

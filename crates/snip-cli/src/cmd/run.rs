@@ -78,9 +78,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Err(e) => return Err(anyhow::anyhow!(e)),
         },
     };
+    // Writing snip's output failed (a reader gone, a full disk) or reading the
+    // command's did: the status is still the command's (contract row 9: exit codes
+    // are never masked), and a failure other than a reader gone is said in one line.
     if let Err(e) = res {
         if !crate::common::is_broken_pipe(&e) {
-            return Err(e);
+            eprintln!(
+                "snip: {e:#}; the command exited with status {status} (its output may be incomplete)"
+            );
         }
     }
     // The command's own status even when a signal was passed on: one the command
