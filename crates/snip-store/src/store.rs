@@ -524,16 +524,22 @@ impl Store {
 
     /// Reserves `bytes` for a temp file in the usage counters (see [`Usage::pending`]),
     /// first making room when the store would go over `SNIP_STORE_MAX_BYTES` with it.
-    /// Nothing is reserved when the counters are due for a rescan (the rename
-    /// re-derives them).
+    /// Counters due for a rescan are re-derived first, so every writer of a temp file
+    /// outside the lock holds a reservation: a writer that reserved nothing while
+    /// another writer's rescan counted its temp file as pending would leave those
+    /// bytes counted after its rename, until the next rescan.
     fn reserve(&self, bytes: u64) -> Result<Reservation<'_>, StoreError> {
         let lock = self.lock()?;
         let mut r = Reservation {
             store: self,
             bytes: 0,
         };
-        let Some(mut u) = read_usage(&lock).filter(|u| !self.needs_rescan(u)) else {
-            return Ok(r);
+        let mut u = match read_usage(&lock) {
+            Some(u) if !self.needs_rescan(&u) => u,
+            _ => {
+                trim_usage(&lock);
+                self.scan_usage()?
+            }
         };
         if u.bytes + u.pending + bytes > self.opts.max_bytes {
             let low_bytes = self.opts.max_bytes - self.opts.max_bytes / 10;
