@@ -399,18 +399,15 @@ impl Store {
             give_back(&lock, reserved);
             return Err(StoreError::io("rename into place", &path, e.error));
         }
-        let mut usage = match read_usage(&lock) {
-            Some(u) if !self.needs_rescan(&u) => Usage {
+        let mut usage = match self.fresh_usage(&lock) {
+            Some(u) => Usage {
                 entries: u.entries + 1,
                 bytes: u.bytes + file_len,
                 puts: u.puts + 1,
                 pending: u.pending.saturating_sub(reserved),
                 ..u
             },
-            _ => {
-                trim_usage(&lock);
-                self.scan_usage()?
-            }
+            None => self.rescan_usage(&lock)?,
         };
         if usage.entries > self.opts.max_entries as u64
             || usage.bytes + usage.pending > self.opts.max_bytes
@@ -445,13 +442,7 @@ impl Store {
         if self.refresh_if_present(path, file_len) {
             return Ok(());
         }
-        let u = match read_usage(&lock) {
-            Some(u) if !self.needs_rescan(&u) => u,
-            _ => {
-                trim_usage(&lock);
-                self.scan_usage()?
-            }
-        };
+        let u = self.usage_or_rescan(&lock)?;
         let mut usage = Usage {
             entries: u.entries + 1,
             bytes: u.bytes + file_len,
@@ -534,13 +525,7 @@ impl Store {
             store: self,
             bytes: 0,
         };
-        let mut u = match read_usage(&lock) {
-            Some(u) if !self.needs_rescan(&u) => u,
-            _ => {
-                trim_usage(&lock);
-                self.scan_usage()?
-            }
-        };
+        let mut u = self.usage_or_rescan(&lock)?;
         if u.bytes + u.pending + bytes > self.opts.max_bytes {
             let low_bytes = self.opts.max_bytes - self.opts.max_bytes / 10;
             let (_, _, left) = self.evict(
@@ -740,6 +725,26 @@ impl Store {
         match mtime.and_then(|m| SystemTime::now().duration_since(m).ok()) {
             Some(age) => age > self.opts.ttl,
             None => false,
+        }
+    }
+
+    /// Under the lock: the counters, when they are not due for a rescan.
+    fn fresh_usage(&self, lock: &File) -> Option<Usage> {
+        read_usage(lock).filter(|u| !self.needs_rescan(u))
+    }
+
+    /// Under the lock: the counters re-derived from the directory (the record cut back
+    /// to one first, see [`trim_usage`]).
+    fn rescan_usage(&self, lock: &File) -> Result<Usage, StoreError> {
+        trim_usage(lock);
+        self.scan_usage()
+    }
+
+    /// Under the lock: the counters, re-derived first when they are due for a rescan.
+    fn usage_or_rescan(&self, lock: &File) -> Result<Usage, StoreError> {
+        match self.fresh_usage(lock) {
+            Some(u) => Ok(u),
+            None => self.rescan_usage(lock),
         }
     }
 
