@@ -447,10 +447,14 @@ fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
 /// [`wide_from`]): one needs more than [`MAX_PERIOD`] shapes within [`MAX_BLOCK`]
 /// lines and a whole copy of them after (see [`repeated_block`]).
 fn may_repeat(wide: &[usize]) -> bool {
-    let n = wide.len();
-    wide.iter()
-        .enumerate()
-        .any(|(i, &w)| w <= MAX_BLOCK && w <= (n - i) / 2)
+    (0..wide.len()).any(|i| block_fits(wide, i))
+}
+
+/// Whether a repeated block fits at line `i`: it holds more than [`MAX_PERIOD`]
+/// shapes, so at least `wide[i]` lines, at most [`MAX_BLOCK`], and a whole copy of it
+/// follows before the last line.
+fn block_fits(wide: &[usize], i: usize) -> bool {
+    wide[i] <= MAX_BLOCK && wide[i] <= (wide.len() - i) / 2
 }
 
 /// Each line's *loose key*, a hash of its text with every run of spaces and tabs read
@@ -594,9 +598,8 @@ fn repeated_block(
     work: &mut usize,
 ) -> Option<(usize, usize)> {
     let n = keys.len();
-    // A block holds more than MAX_PERIOD shapes (at least `wide[i]` lines) and a whole
-    // copy of it follows: none fits here (and `loose`, `next` may be empty then).
-    if wide[i] > MAX_BLOCK || wide[i] > (n - i) / 2 {
+    // None fits here (and `loose`, `next` may be empty then).
+    if !block_fits(wide, i) {
         return None;
     }
     let same = |j: usize, p: usize| {
@@ -1044,6 +1047,12 @@ impl Words {
     }
 }
 
+/// The lines (half-open) within [`NAME_WINDOW`] lines of line `k` of `n`, itself
+/// included.
+fn name_window(k: usize, n: usize) -> (usize, usize) {
+    (k.saturating_sub(NAME_WINDOW), (k + NAME_WINDOW + 1).min(n))
+}
+
 /// Whether each line has a line of another run key (`keys`) within [`NAME_WINDOW`]
 /// lines of it: only such a line may have a name column.
 fn near_other_shapes(keys: &[u64]) -> Vec<bool> {
@@ -1064,7 +1073,7 @@ fn near_other_shapes(keys: &[u64]) -> Vec<bool> {
         if k + 1 < n && keys[k] != keys[k + 1] {
             end = k + 1;
         }
-        let (lo, hi) = (k.saturating_sub(NAME_WINDOW), (k + NAME_WINDOW + 1).min(n));
+        let (lo, hi) = name_window(k, n);
         near[k] = lo < first[k] || hi > end;
     }
     near
@@ -1086,7 +1095,7 @@ fn name_column_keys(keys: &[u64], masked: &Masked, lits: &mut [u64]) -> Vec<u64>
     let near = near_other_shapes(keys);
     let mut read = vec![false; n];
     for i in (0..n).filter(|&i| near[i]) {
-        let (lo, hi) = (i.saturating_sub(NAME_WINDOW), (i + NAME_WINDOW + 1).min(n));
+        let (lo, hi) = name_window(i, n);
         read[lo..hi].fill(true);
     }
     let words = Words::of_lines(masked, &read);
@@ -1098,8 +1107,7 @@ fn name_column_keys(keys: &[u64], masked: &Masked, lits: &mut [u64]) -> Vec<u64>
             continue;
         }
         diffs.clear();
-        let lo = i.saturating_sub(NAME_WINDOW);
-        let hi = (i + NAME_WINDOW + 1).min(n);
+        let (lo, hi) = name_window(i, n);
         for m in (lo..hi).filter(|&m| m != i) {
             let wm = words.of(m);
             if wm.len() != wi.len() || keys[m] == keys[i] {
