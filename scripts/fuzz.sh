@@ -128,8 +128,8 @@ for t in "${targets[@]}"; do
     extra=()
     if [ "$smoke" = 1 ]; then
         # A fixed seed and a fixed run count: the same inputs on every run, so the
-        # smoke never fails by chance (1-25 s a target here: stream's 1,000 runs take
-        # ~21 s, its 3,000 took 64 s of a 20-minute CI).
+        # smoke never fails by chance (1-30 s a target here: stream's 1,000 runs took
+        # 28 s in CI, its 3,000 took 64 s).
         case "$t" in
         compress | hook) runs=500 ;;
         stream) runs=1000 ;;
