@@ -7,11 +7,17 @@
 use std::borrow::Cow;
 
 /// Length of the escape sequence at `s[0] == ESC` (at least 1; an unterminated one
-/// runs to the end of `s` or of the line).
+/// runs to the end of `s` or of the line). An escape never holds a control character
+/// after its ESC: a terminal acts on a control met inside an escape (ECMA-48 § 5.4;
+/// a line feed still moves to the next line), so the escape ends before it. Above
+/// all, a line ending is never inside an escape: every rule and the stream number the
+/// original's lines by the `\n`s they see, and a swallowed one shifted every later
+/// line number a marker cites.
 pub(crate) fn escape_len(s: &[u8]) -> usize {
     let Some(&kind) = s.get(1) else { return 1 };
-    if !kind.is_ascii() {
-        // ESC before a multi-byte character: drop the ESC alone, never half a character.
+    if !kind.is_ascii() || kind < 0x20 {
+        // ESC before a multi-byte character: drop the ESC alone, never half a
+        // character. ESC before a control (`\n`, `\r`, another ESC): the ESC alone.
         return 1;
     }
     match kind {
@@ -42,7 +48,12 @@ pub(crate) fn escape_len(s: &[u8]) -> usize {
             }
             crate::text::floor_char_boundary(s, cap).max(2)
         }
-        b'(' | b')' | b'*' | b'+' | b'#' | b'%' if s.get(2).is_some_and(u8::is_ascii) => 3,
+        // A character set's designation: its final byte is printable, never a control.
+        b'(' | b')' | b'*' | b'+' | b'#' | b'%'
+            if s.get(2).is_some_and(|&c| (0x20..0x7f).contains(&c)) =>
+        {
+            3
+        }
         _ => 2,
     }
 }
@@ -246,6 +257,37 @@ mod tests {
         assert_eq!(sgr_len(b"\x1b[1;31mx"), Some(7));
         assert_eq!(sgr_len(b"\x1b[2K"), None);
         assert_eq!(sgr_len(b"\x1b[31"), None);
+    }
+
+    /// No escape holds a line feed, and no escape but a string (OSC, DCS, APC, PM,
+    /// SOS, which end at their terminator) holds a control character after its ESC:
+    /// random byte strings that start with ESC, over an alphabet of introducers,
+    /// parameters, finals and controls.
+    #[test]
+    fn no_escape_holds_a_line_feed_or_a_control() {
+        let alphabet: &[u8] = b"\x1b[]()#%P_^X\\;0189mAHKB\x07\n\r\x08\t ~\x7f\xc3\xa9";
+        let mut next = crate::text::splitmix(23u64);
+        for _ in 0..100_000 {
+            let mut s = vec![0x1b];
+            for _ in 0..(next() % 10) {
+                s.push(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            let n = escape_len(&s);
+            assert!((1..=s.len()).contains(&n), "{s:?}: {n}");
+            assert!(
+                !s[..n].contains(&b'\n'),
+                "{s:?}: a line feed inside ({n} bytes)"
+            );
+            let string = matches!(s.get(1), Some(b']' | b'P' | b'_' | b'^' | b'X'));
+            assert!(
+                string || !s[1..n].iter().any(|&c| c < 0x20),
+                "{s:?}: a control inside ({n} bytes)"
+            );
+        }
+        assert_eq!(escape_len(b"\x1b\nx"), 1);
+        assert_eq!(escape_len(b"\x1b(\nx"), 2);
+        assert_eq!(escape_len(b"\x1b(Bx"), 3);
+        assert_eq!(escape_len(b"\x1b\x1b[31m"), 1);
     }
 
     #[test]
