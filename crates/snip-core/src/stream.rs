@@ -290,36 +290,54 @@ impl StreamCompressor {
             .saturating_add(64 << 10)
     }
 
-    /// Adds input bytes; writes whatever output is final. The windows that `chunk`
-    /// completes are read in place when nothing is pending before it (no copy of the
-    /// caller's bytes but the unfinished end).
+    /// Adds input bytes; writes whatever output is final. The windows of `chunk` are
+    /// read in place: of the bytes pending from earlier pushes (an unfinished window),
+    /// only the window they start is completed from a copy of `chunk`'s first bytes,
+    /// and the unfinished end of `chunk` is copied to be held. A reader handing the
+    /// stream large chunks thus has each byte copied about once per chunk's end, not
+    /// once per byte.
     ///
     /// # Errors
     /// Only errors of `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut dyn Write) -> io::Result<()> {
+        self.received(chunk);
         if matches!(self.phase, Phase::Verbatim) {
-            self.received(chunk);
             return out.write_all(chunk);
         }
-        if self.start == self.filled {
-            self.received(chunk);
-            self.start = 0;
-            self.filled = 0;
-            let (at, result) = self.cut_windows(chunk, out);
-            result?;
-            let rest = &chunk[at..];
-            self.space(rest.len())[..rest.len()].copy_from_slice(rest);
-            self.filled = rest.len();
+        let mut rest = chunk;
+        while self.start < self.filled && !rest.is_empty() {
+            // Complete the pending window: up to one window's worth (a line cut's
+            // while a line longer than a window is pending).
+            let have = self.filled - self.start;
+            let want = if have < self.window_size {
+                self.window_size - have
+            } else {
+                self.line_cut.saturating_sub(have).max(1)
+            };
+            let n = want.min(rest.len());
+            self.space(n)[..n].copy_from_slice(&rest[..n]);
+            self.take(n, out)?;
+            let left = self.filled - self.start;
+            if self.start > 0 && left <= n {
+                // The window was cut, and what is left of the copy is `chunk`'s own
+                // bytes: read on from them in place.
+                rest = &rest[n - left..];
+                self.start = 0;
+                self.filled = 0;
+            } else {
+                rest = &rest[n..];
+            }
+        }
+        if rest.is_empty() {
             return Ok(());
         }
-        let mut rest = chunk;
-        while !rest.is_empty() {
-            let space = self.input_space();
-            let n = space.len().min(rest.len());
-            space[..n].copy_from_slice(&rest[..n]);
-            rest = &rest[n..];
-            self.commit(n, out)?;
-        }
+        self.start = 0;
+        self.filled = 0;
+        let (at, result) = self.cut_windows(rest, out);
+        result?;
+        let rest = &rest[at..];
+        self.space(rest.len())[..rest.len()].copy_from_slice(rest);
+        self.filled = rest.len();
         Ok(())
     }
 
@@ -362,6 +380,14 @@ impl StreamCompressor {
         assert!(to <= self.pending.len(), "commit past the input space");
         let pending = std::mem::take(&mut self.pending);
         self.received(&pending[from..to]);
+        self.pending = pending;
+        self.take(n, out)
+    }
+
+    /// [`StreamCompressor::commit`] of bytes already counted as received.
+    fn take(&mut self, n: usize, out: &mut dyn Write) -> io::Result<()> {
+        let to = self.filled + n;
+        let pending = std::mem::take(&mut self.pending);
         self.filled = to;
         let result = if matches!(self.phase, Phase::Verbatim) {
             let r = out.write_all(&pending[self.start..to]);

@@ -122,8 +122,7 @@ fn render_applicable_in(
         });
         return render_frames(input, first_line, starts);
     }
-    // The emulator's line count can differ from the input's `\n`s (an escape may
-    // swallow one): its callers index the input themselves.
+    // No line starts from the emulator: its callers index the input themselves.
     term::render_term_in(input, first_line, scratch)
 }
 
