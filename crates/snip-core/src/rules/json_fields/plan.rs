@@ -377,13 +377,14 @@ impl<'a> Plan<'a> {
         base.saturating_add(self.state.str_room[i])
     }
 
-    /// The text of string `i` elided at `keep`, quotes included, and the raw bytes it
-    /// elides; `None` when fewer than [`MIN_ELIDED`] decoded bytes would go.
+    /// The text of string `i` elided at `keep`, quotes included, and the raw byte range
+    /// (of the input, half-open) it elides; `None` when fewer than [`MIN_ELIDED`]
+    /// decoded bytes would go.
     ///
     /// Salient lines of the elided middle stay, each between two markers, while they
     /// fit [`Self::island_room`] (the most salient first); each marker names the
     /// salient lines it covers by their line numbers in the decoded string.
-    fn string_elision(&self, i: usize, keep: usize) -> Option<(Vec<u8>, usize)> {
+    fn string_elision(&self, i: usize, keep: usize) -> Option<(Vec<u8>, (usize, usize))> {
         let c = &self.scan.strings[i];
         let base = c.start + 1;
         let raw = &self.input[base..c.end - 1];
@@ -405,7 +406,7 @@ impl<'a> Plan<'a> {
                 // printed them, and need no footer to account for them.
                 let out =
                     self.string_elision_with_islands(raw, field, &segs, room, (hr, hd), (tr, td));
-                return Some((out, tr - hr));
+                return Some((out, (base + hr, base + tr)));
             }
         }
         let (rs, re) = ((base + hr) as u64, (base + tr) as u64);
@@ -436,10 +437,10 @@ impl<'a> Plan<'a> {
         out.push(b'"');
         if c.lossless {
             if let Some(rendered) = self.render_elided(&out, &[marker]) {
-                return Some((rendered, tr - hr));
+                return Some((rendered, (base + hr, base + tr)));
             }
         }
-        Some((out, tr - hr))
+        Some((out, (base + hr, base + tr)))
     }
 
     /// The elided string with salient lines of its middle kept, each between two
@@ -564,7 +565,8 @@ impl<'a> Plan<'a> {
             };
             numbered += 1;
             let marker = self.container_marker(c.object, run, (count > 1).then_some(numbered));
-            if marker.len() < run.e - run.s {
+            let pad = self.offset_padding(&[run.s, run.e]);
+            if marker.len() + pad < run.e - run.s {
                 out.push((run, marker));
             }
         }
@@ -616,12 +618,42 @@ impl<'a> Plan<'a> {
         (v, runs)
     }
 
-    /// Bytes saved by eliding string `i` at `keep` now (0 when not worth it).
+    /// Bytes saved by eliding string `i` at `keep` now (0 when not worth it), its
+    /// marker's raw byte offsets counted at seven digits ([`Plan::offset_padding`]).
     fn string_saving(&self, i: usize, keep: usize) -> usize {
         match self.string_elision(i, keep) {
-            Some((text, _)) => self.state.str_len[i].saturating_sub(text.len()),
+            Some((text, (rs, re))) => {
+                let c = &self.scan.strings[i];
+                // Markers with a pointer cite offsets inside the string (the same in a
+                // second pass); the others cite the document's raw bytes.
+                let by_range = c
+                    .ptr
+                    .is_none_or(|(a, b)| self.line_mode || b - a > MAX_POINTER_BYTES);
+                let pad = if by_range {
+                    self.offset_padding(&[rs, re])
+                } else {
+                    0
+                };
+                self.state.str_len[i].saturating_sub(text.len() + pad)
+            }
             None => 0,
         }
+    }
+
+    /// How many bytes longer a marker citing the raw byte offsets `offsets` (in its
+    /// byte range, and in its restore call when it has one) would be with each at
+    /// seven digits, as [`Marker::sizing_len`] counts them. A net-win test that adds
+    /// this decides alike in a second pass, where the same text sits at lower offsets
+    /// with fewer digits; without it, a second pass elided what the first had kept.
+    fn offset_padding(&self, offsets: &[usize]) -> usize {
+        const DIGITS: usize = 7;
+        let times = 1 + usize::from(self.id.is_some());
+        let digits = |x: usize| x.checked_ilog10().map_or(1, |d| d as usize + 1);
+        offsets
+            .iter()
+            .map(|&x| DIGITS.saturating_sub(digits(x)))
+            .sum::<usize>()
+            * times
     }
 
     /// Saving of container `j` at `var` now (its value minus what the edits inside its
@@ -1017,9 +1049,9 @@ impl<'a> Plan<'a> {
                 continue;
             }
             if let Some(keep) = self.state.str_keep[i] {
-                if let Some((text, raw)) = self.string_elision(i, keep) {
+                if let Some((text, (rs, re))) = self.string_elision(i, keep) {
                     stats.strings_elided += 1;
-                    stats.bytes_elided += raw as u64;
+                    stats.bytes_elided += (re - rs) as u64;
                     edits.push((c.start, c.end, text));
                 }
             } else if let Some(text) = &self.rendered[i] {

@@ -101,6 +101,8 @@ pub(super) struct Frame {
     pub(super) kids_base: usize,
     /// Object: where its key spans start in `Scanner::keys`.
     pub(super) keys_base: usize,
+    /// Object: a key holds an escape, so it could equal another once decoded.
+    pub(super) escaped_key: bool,
 }
 
 pub(super) struct Scanner<'a, 'p> {
@@ -117,8 +119,8 @@ pub(super) struct Scanner<'a, 'p> {
     pub(super) scratch: Vec<u8>,
     /// Raw content spans of the keys of each open object (document mode only).
     pub(super) keys: Vec<(usize, usize)>,
-    /// Some object has a key twice (or a key with an escape, which could equal another
-    /// once decoded): a pointer could name the wrong member.
+    /// No pointer can address the document (it opens with a byte-order mark): every
+    /// string restores by its raw byte range.
     pub(super) ambiguous: bool,
 }
 
@@ -238,6 +240,7 @@ impl Scanner<'_, '_> {
                         open: i,
                         kids_base: self.kid_stack.len(),
                         keys_base: self.keys.len(),
+                        escaped_key: false,
                     });
                     self.skip_ws();
                     let close = if c == b'[' { b']' } else { b'}' };
@@ -311,13 +314,31 @@ impl Scanner<'_, '_> {
         if !f.array && self.pointers_on {
             let b = self.b;
             let keys = &mut self.keys[f.keys_base..];
-            if keys.len() > 1 && !self.ambiguous {
+            // An object holding a marker member had members elided by an earlier pass,
+            // which may have been what made it ambiguous: its strings restore by byte
+            // range as they did then (a pointer's shorter marker would elide more).
+            let mut ambiguous = f.escaped_key || f.has_marker;
+            if keys.len() > 1 && !ambiguous && !self.ambiguous {
                 keys.sort_unstable_by(|x, y| b[x.0..x.1].cmp(&b[y.0..y.1]));
-                self.ambiguous = keys
+                ambiguous = keys
                     .windows(2)
                     .any(|w| b[w[0].0..w[0].1] == b[w[1].0..w[1].1]);
             }
             self.keys.truncate(f.keys_base);
+            if ambiguous {
+                // A key twice (or one that could equal another once decoded): a pointer
+                // into this object could name the wrong member, so the strings inside
+                // it restore by raw byte range. Only these: a document-wide flag made
+                // every string's marker depend on whether this object was still there,
+                // and a second pass, with the object elided, elided other strings the
+                // first pass had kept.
+                for c in self.out.strings.iter_mut().rev() {
+                    if c.start < f.open {
+                        break;
+                    }
+                    c.ptr = None;
+                }
+            }
         }
     }
 
@@ -332,7 +353,10 @@ impl Scanner<'_, '_> {
             top.key = (s, e);
         }
         if self.pointers_on {
-            self.ambiguous |= memchr(b'\\', &self.b[s..e]).is_some();
+            let escaped = memchr(b'\\', &self.b[s..e]).is_some();
+            if let Some(top) = self.stack.last_mut() {
+                top.escaped_key |= escaped;
+            }
             self.keys.push((s, e));
         }
         self.skip_ws();
