@@ -73,6 +73,13 @@ pub(crate) fn dominant_eol(lines: &[Line]) -> Eol {
 /// A placeholder id, as long as a real one, used to size markers before rendering.
 pub(crate) const SIZING_ID: &str = "sn_0000000000000000000000000000";
 
+/// The line feeds that end `lines`, lines read straight from a text
+/// ([`Doc::from_raw_at`]): every line but a last one without an ending.
+pub(crate) fn line_feeds(lines: &[Line]) -> u32 {
+    let open = lines.last().is_some_and(|l| l.eol == Eol::None);
+    (lines.len() - usize::from(open)) as u32
+}
+
 impl<'a> Doc<'a> {
     /// Splits `input` into lines (on `\n`; a `\r` right before it is part of the ending).
     pub(crate) fn from_raw(input: &'a [u8]) -> Doc<'a> {

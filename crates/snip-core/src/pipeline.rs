@@ -259,6 +259,8 @@ pub(crate) struct Lossless<'a> {
     /// Every line start of the input, when the renderer collected them on its way
     /// (see [`RawIndex::from_starts`]); `None` otherwise.
     pub line_starts: Option<Vec<usize>>,
+    /// The input's line feeds, as the rules read them ([`Text::newlines`]).
+    pub newlines: Option<u32>,
 }
 
 impl Lossless<'_> {
@@ -324,6 +326,7 @@ pub(crate) fn lossless_in<'a>(
         raw_offsets: t.raw_offsets,
         counts: t.counts,
         line_starts: t.line_starts,
+        newlines: t.newlines,
     }
 }
 

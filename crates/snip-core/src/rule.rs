@@ -294,6 +294,9 @@ pub(crate) struct Text<'a> {
     /// of allocating: the stream hands each window the last window's, so its memory
     /// is not given back and faulted in again window after window.
     pub scratch: Option<crate::doc::Scratch>,
+    /// The input's line feeds, once a rule or [`Text::doc`] has read its lines (each
+    /// line feed ends one line: no escape holds one).
+    pub newlines: Option<u32>,
 }
 
 /// Whether `input` is a rendering snip made: its last line (its line ending aside) is
@@ -335,6 +338,7 @@ impl<'a> Text<'a> {
             strip_whole: true,
             counts: TextCounts::default(),
             line_starts: None,
+            newlines: None,
             scratch: None,
         }
     }
@@ -343,6 +347,7 @@ impl<'a> Text<'a> {
     pub fn doc(&mut self) -> &mut crate::doc::Doc<'a> {
         if self.doc.is_none() {
             let doc = crate::doc::Doc::from_raw_at(self.input, self.first_line);
+            self.newlines = Some(crate::doc::line_feeds(&doc.lines));
             // Nothing rendered: the lines start where the input's lines do (a last
             // start at the input's end, after a final `\n`, is implied).
             if self.want_starts {

@@ -286,6 +286,7 @@ impl Joined {
             raw_offsets: false,
             counts: TextCounts::default(),
             line_starts: None,
+            newlines: None,
         };
         let mut j = Joined { text, eol };
         j.append(head);

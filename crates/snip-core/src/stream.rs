@@ -630,6 +630,7 @@ impl StreamCompressor {
             self.scratch.take(),
         );
         self.counts.merge(&l.counts);
+        let newlines = l.newlines;
         let (mut doc, raw_offsets) = (l.doc, l.raw_offsets);
         let mut index = RawLines::new(raw, raw_offsets);
         let bl = self.base_line;
@@ -664,7 +665,11 @@ impl StreamCompressor {
             self.scratch = Some((buf, lines));
         }
         // A window cut inside a line: the next window's first line is the same line.
-        self.base_line = bl + memchr::memchr_iter(b'\n', raw).count() as u64;
+        // The rules read every line of the window, and counted its line feeds.
+        let count = || memchr::memchr_iter(b'\n', raw).count() as u64;
+        let newlines = newlines.map_or_else(count, u64::from);
+        debug_assert_eq!(newlines, count(), "line feeds the rules read");
+        self.base_line = bl + newlines;
         self.base_off += raw.len() as u64;
         Ok(())
     }

@@ -28,6 +28,7 @@ pub(super) fn render_frames(
     let mut lines: Vec<Line> = Vec::with_capacity(input.len() / 48 + 1);
     let mut frames = 0u64;
     let mut line_no = first_line;
+    let mut newlines = 0u32;
     let mut row = Row {
         text: (0, 0),
         pending: None,
@@ -123,6 +124,7 @@ pub(super) fn render_frames(
             }
             first = false;
         } else {
+            newlines += 1;
             if let Some(s) = starts.as_mut() {
                 s.push(p + 1);
             }
@@ -160,5 +162,6 @@ pub(super) fn render_frames(
         backspaces_removed: 0,
         escapes_removed: 0,
         line_starts: starts,
+        newlines,
     })
 }

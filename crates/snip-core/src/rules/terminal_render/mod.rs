@@ -52,6 +52,8 @@ pub(crate) struct Rendered<'a> {
     ///
     /// [`RawIndex`]: crate::doc::RawIndex
     pub line_starts: Option<Vec<usize>>,
+    /// The input's line feeds: each is read as one line's end (no escape holds one).
+    pub newlines: u32,
 }
 
 /// Whether `input` (whose [`Controls`] are `c`) holds anything this rule interprets:
@@ -143,6 +145,7 @@ pub(crate) fn pass(t: &mut Text<'_>) {
             }
         } else if let Some((text, escapes)) = crate::escape::strip_unless_cursor(t.input) {
             let lines = Doc::from_raw_at(&text, t.first_line).lines;
+            t.newlines = Some(crate::doc::line_feeds(&lines));
             t.doc = Some(Doc {
                 buf: std::borrow::Cow::Owned(text),
                 lines,
@@ -162,6 +165,11 @@ pub(crate) fn pass(t: &mut Text<'_>) {
     }
     if let Some(r) = render_applicable_in(t.input, t.first_line, c, t.want_starts, t.scratch.take())
     {
+        // The emulator reads every escape and writes none: `ansi-strip` has nothing
+        // left to look for.
+        debug_assert!(memchr::memchr(0x1b, &r.doc.buf).is_none());
+        t.escapes_stripped |= c.escape;
+        t.newlines = Some(r.newlines);
         t.doc = Some(r.doc);
         t.raw_offsets = false;
         t.counts.frames += r.frames_removed;

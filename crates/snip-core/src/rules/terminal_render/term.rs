@@ -50,12 +50,14 @@ fn render_term_as(
     let frames_removed = t.frames_removed;
     let backspaces_removed = t.backspaces;
     let escapes_removed = t.escapes;
+    let newlines = t.line_no - first_line;
     Some(Rendered {
         doc: t.finish(),
         frames_removed,
         backspaces_removed,
         escapes_removed,
         line_starts: None,
+        newlines,
     })
 }
 
