@@ -247,8 +247,7 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
             }
             None => {
                 paths.clear();
-                let key = shape_and_paths(doc.text(l), &mut masked.text, &mut paths);
-                masked.end_line();
+                let key = masked.push(doc.text(l), &mut paths);
                 lits.push(hasher.hash_one((key, paths.as_slice())));
                 key
             }
@@ -956,7 +955,7 @@ const NAME_WINDOW: usize = 8;
 
 /// The masked text of every line (see [`shape_and_paths`]), one after another: line
 /// `k`'s is `text[ends[k - 1]..ends[k]]` (from 0 for the first); a marker line's is
-/// empty.
+/// empty. `text` past the last line's end is room, written as lines are masked.
 #[derive(Debug, Default)]
 struct Masked {
     text: Vec<u8>,
@@ -965,17 +964,37 @@ struct Masked {
 
 impl Masked {
     /// Empty, with room for `lines` lines of `bytes` bytes in all (a masked line is
-    /// never longer than the line), so neither table is copied as it fills.
+    /// never longer than the line), so neither table is copied as it fills: the text's
+    /// room is filled (zeroed) once, and each line is written into it by index, not
+    /// pushed a byte at a time.
     fn for_lines(lines: usize, bytes: usize) -> Masked {
         Masked {
-            text: Vec::with_capacity(bytes),
+            text: vec![0; bytes],
             ends: Vec::with_capacity(lines),
         }
     }
 
-    /// Ends the line whose masked text was appended to `text` since the last one.
+    /// Where the next line's masked text starts.
+    fn end(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Masks line text `t` into the room after the last line (grown first if short;
+    /// see [`shape_and_paths`], which appends its path-like words to `paths`) and ends
+    /// its line. Returns its fold shape.
+    fn push(&mut self, t: &[u8], paths: &mut Vec<u8>) -> u64 {
+        let at = self.end();
+        if self.text.len() < at + t.len() {
+            self.text.resize(at + t.len(), 0);
+        }
+        let (key, len) = shape_and_paths(t, &mut self.text[at..at + t.len()], paths);
+        self.ends.push(at + len);
+        key
+    }
+
+    /// Ends a line with no masked text (a marker line).
     fn end_line(&mut self) {
-        self.ends.push(self.text.len());
+        self.ends.push(self.end());
     }
 
     /// Line `k`'s masked text.
@@ -1193,17 +1212,22 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
 #[cfg(test)]
 pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
     buf.clear();
-    shape_and_paths(t, buf, &mut Vec::new())
+    buf.resize(t.len(), 0);
+    let (key, len) = shape_and_paths(t, buf, &mut Vec::new());
+    buf.truncate(len);
+    key
 }
 
-/// [`fold_shape`], its masked text appended to `out` (a slice at a time, and hashed
-/// once, not a byte at a time; never longer than `t`), each path-like word it masks
-/// appended to `paths` (each followed by a NUL).
-fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
+/// [`fold_shape`] and its masked text, written at the start of `out` (as long as `t`:
+/// the masked text is never longer), and its length; each path-like word it masks is
+/// appended to `paths` (each followed by a NUL). The text is written by index (a
+/// push a byte reads and writes the table's length through memory) and hashed once.
+fn shape_and_paths(t: &[u8], out: &mut [u8], paths: &mut Vec<u8>) -> (u64, usize) {
     use std::hash::BuildHasher as _;
-    let from = out.len();
-    let buf = out;
     let n = t.len();
+    // Bytes of `out` written: never more than the bytes of `t` read (`i`), so a write
+    // at `w` (or as far past it as `i` is read past) is within `out`.
+    let mut w = 0;
     // The next `/` or `.` and the start of the word holding it (see [`next_mark`]):
     // only a word holding one may be path-like, so the words before it are not
     // scanned for one.
@@ -1218,7 +1242,8 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             while i < n && (t[i] == b' ' || t[i] == b'\t') {
                 i += 1;
             }
-            buf.push(b' ');
+            out[w] = b' ';
+            w += 1;
             word_start = true;
             continue;
         }
@@ -1237,7 +1262,8 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                     .position(|&c| c == b' ' || c == b'\t')
                     .map_or(n, |k| i + k);
                 if path_like(&t[i..e]) {
-                    buf.push(b'P');
+                    out[w] = b'P';
+                    w += 1;
                     paths.extend_from_slice(&t[i..e]);
                     paths.push(0);
                     i = e;
@@ -1272,49 +1298,61 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                     j = e;
                 }
             }
-            buf.push(b'0');
+            out[w] = b'0';
+            w += 1;
             i = j;
             continue;
         }
         if class & ALNUM != 0 {
-            // A letter (digits were read above): a word of letters and digits.
+            // A letter (digits were read above): a word of letters and digits, copied
+            // out as it is read (a short copy after it costs a call a word).
             let mut e = i;
+            let mut o = w;
             let mut seen = 0;
             while e < n {
-                let k = CLASS[usize::from(t[e])];
+                let c = t[e];
+                let k = CLASS[usize::from(c)];
                 if k & ALNUM == 0 {
                     break;
                 }
                 seen |= k;
+                out[o] = c;
+                o += 1;
                 e += 1;
             }
-            let w = &t[i..e];
+            let word = &t[i..e];
             if seen & DIGIT == 0 {
                 // No digit: neither a hex id nor a number inside; the word as it is.
-                buf.extend_from_slice(w);
-            } else if hex_id(w) {
-                buf.push(b'h');
+                w = o;
+            } else if hex_id(word) {
+                out[w] = b'h';
+                w += 1;
             } else {
+                // Written again: each run of digits as one `0`.
                 let mut digits = false;
-                for &c in w {
+                for &c in word {
                     if c.is_ascii_digit() {
                         if !digits {
-                            buf.push(b'0');
+                            out[w] = b'0';
+                            w += 1;
                         }
                         digits = true;
                     } else {
                         digits = false;
-                        buf.push(c);
+                        out[w] = c;
+                        w += 1;
                     }
                 }
             }
             i = e;
             continue;
         }
-        buf.push(c);
+        out[w] = c;
+        w += 1;
         i += 1;
     }
-    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&buf[from..])
+    let key = foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&out[..w]);
+    (key, w)
 }
 
 /// The first `/` or `.` in `t` at or after `from` (a word start, or 0), and the start
@@ -1447,11 +1485,7 @@ mod tests {
         let mut masked = Masked::default();
         let keys: Vec<u64> = lines
             .iter()
-            .map(|l| {
-                let k = shape_and_paths(l.as_bytes(), &mut masked.text, &mut Vec::new());
-                masked.end_line();
-                k
-            })
+            .map(|l| masked.push(l.as_bytes(), &mut Vec::new()))
             .collect();
         name_column_keys(&keys, &masked, &mut vec![0; lines.len()])
     }
@@ -1562,8 +1596,7 @@ mod tests {
         let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
         let room = (masked.text.capacity(), masked.ends.capacity());
         for l in &doc.lines {
-            shape_and_paths(doc.text(l), &mut masked.text, &mut Vec::new());
-            masked.end_line();
+            masked.push(doc.text(l), &mut Vec::new());
         }
         assert_eq!((masked.text.capacity(), masked.ends.capacity()), room);
         let words = Words::of_lines(&masked, &vec![true; doc.lines.len()]);
