@@ -655,33 +655,39 @@ struct Run {
 /// and last block (the smallest set on a tie); `None` when none folds a line.
 fn best_run(keys: &[u64], i: usize) -> Option<Run> {
     let n = keys.len();
+    // The set's shapes, and the last line of each read so far.
     let mut set: Vec<u64> = Vec::with_capacity(MAX_PERIOD);
+    let mut last_at: Vec<usize> = Vec::with_capacity(MAX_PERIOD);
+    // Reads line `k`: whether its shape is in the set (its last line is then `k`).
+    let in_set = |set: &[u64], last_at: &mut [usize], k: usize| {
+        let at = set.iter().position(|&s| s == keys[k]);
+        if let Some(at) = at {
+            last_at[at] = k;
+        }
+        at.is_some()
+    };
     let mut best: Option<Run> = None;
     let mut j = i;
     for s in 1..=MAX_PERIOD {
         // The s-th distinct shape from `i` joins the set (lines up to it are in it).
-        while j < n && set.contains(&keys[j]) {
+        while j < n && in_set(&set, &mut last_at, j) {
             j += 1;
         }
         if j >= n {
             break;
         }
         set.push(keys[j]);
+        last_at.push(j);
         let first = j + 1 - i;
         let mut end = j + 1;
-        while end < n && set.contains(&keys[end]) {
+        while end < n && in_set(&set, &mut last_at, end) {
             end += 1;
         }
         if end - i >= MIN_BLOCKS * s {
-            // The last block: back from the end until every shape is seen.
-            let mut seen: Vec<u64> = Vec::with_capacity(s);
-            let mut k = end;
-            while seen.len() < s {
-                k -= 1;
-                if !seen.contains(&keys[k]) {
-                    seen.push(keys[k]);
-                }
-            }
+            // The last block: back from the end until every shape is seen, so from
+            // the earliest of the shapes' last lines (read as the run was, not again
+            // backwards: a run of one shape after a line of another read back to it).
+            let k = last_at.iter().copied().min().unwrap_or(end);
             let last = end - k;
             let folded = |r: &Run| (r.end - i).saturating_sub(r.first + r.last);
             let run = Run {
@@ -1665,6 +1671,72 @@ mod tests {
                 })
                 .collect();
             assert_eq!(find_mark(&s), plain(&s), "{s:?}");
+        }
+    }
+
+    /// [`best_run`] as first written: the last block read back from the run's end.
+    fn best_run_reference(keys: &[u64], i: usize) -> Option<Run> {
+        let n = keys.len();
+        let mut set: Vec<u64> = Vec::new();
+        let mut best: Option<Run> = None;
+        let mut j = i;
+        for s in 1..=MAX_PERIOD {
+            while j < n && set.contains(&keys[j]) {
+                j += 1;
+            }
+            if j >= n {
+                break;
+            }
+            set.push(keys[j]);
+            let first = j + 1 - i;
+            let mut end = j + 1;
+            while end < n && set.contains(&keys[end]) {
+                end += 1;
+            }
+            if end - i >= MIN_BLOCKS * s {
+                let mut seen: Vec<u64> = Vec::new();
+                let mut k = end;
+                while seen.len() < s {
+                    k -= 1;
+                    if !seen.contains(&keys[k]) {
+                        seen.push(keys[k]);
+                    }
+                }
+                let folded = |r: &Run| (r.end - i).saturating_sub(r.first + r.last);
+                let run = Run {
+                    end,
+                    shapes: s,
+                    first,
+                    last: end - k,
+                };
+                if folded(&run) > 0 && best.is_none_or(|b| folded(&run) > folded(&b)) {
+                    best = Some(run);
+                }
+            }
+            j = end;
+        }
+        best
+    }
+
+    #[test]
+    fn runs_are_the_runs_read_back_from_their_end() {
+        // Random lines of 1 to 6 shapes, each line's run as the reference reads it.
+        let mut x: u32 = 7;
+        for round in 0..3_000u32 {
+            let shapes = 1 + round % 6;
+            let keys: Vec<u64> = (0..1 + round % 40)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    u64::from((x >> 16) % shapes)
+                })
+                .collect();
+            for i in 0..keys.len() {
+                assert_eq!(
+                    best_run(&keys, i),
+                    best_run_reference(&keys, i),
+                    "{keys:?} at {i}"
+                );
+            }
         }
     }
 
