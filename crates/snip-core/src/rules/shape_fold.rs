@@ -1309,53 +1309,68 @@ fn shape_and_paths(t: &[u8], out: &mut [u8], paths: &mut Vec<u8>) -> (u64, usize
             i = j;
             continue;
         }
-        if class & ALNUM != 0 {
-            // A letter (digits were read above): a word of letters and digits, copied
-            // out as it is read (a short copy after it costs a call a word).
-            let mut e = i;
-            let mut o = w;
-            let mut seen = 0;
-            while e < n {
-                let c = t[e];
-                let k = CLASS[usize::from(c)];
-                if k & ALNUM == 0 {
-                    break;
-                }
-                seen |= k;
-                out[o] = c;
-                o += 1;
-                e += 1;
+        // Letters and other bytes that are neither spacing nor digits stand as they
+        // are: copied out in one run to the next spacing or digit (a pass of this loop
+        // for each word of letters and each `:` or `_` between them took a quarter of
+        // the masking). Read by index into both slices, bounded by the shorter (never
+        // `out`'s, see `w`), so the copy checks no bound a byte.
+        let (from, to) = (&t[i..], &mut out[w..]);
+        let len = from.len().min(to.len());
+        let mut k = 0;
+        while k < len {
+            let c = from[k];
+            if CLASS[usize::from(c)] & (SPACING | DIGIT) != 0 {
+                break;
             }
-            let word = &t[i..e];
-            if seen & DIGIT == 0 {
-                // No digit: neither a hex id nor a number inside; the word as it is.
-                w = o;
-            } else if hex_id(word) {
-                out[w] = b'h';
-                w += 1;
-            } else {
-                // Written again: each run of digits as one `0`.
-                let mut digits = false;
-                for &c in word {
-                    if c.is_ascii_digit() {
-                        if !digits {
-                            out[w] = b'0';
-                            w += 1;
-                        }
-                        digits = true;
-                    } else {
-                        digits = false;
-                        out[w] = c;
-                        w += 1;
-                    }
-                }
-            }
+            to[k] = c;
+            k += 1;
+        }
+        let e = i + k;
+        // A digit after the run glued to letters at its end (`case2`, a hex id): the
+        // word is read again from its first letter, below. Else the run stands as it
+        // is (and a digit after it starts a number).
+        let word_at = if t.get(e).is_some_and(u8::is_ascii_digit) {
+            t[i..e]
+                .iter()
+                .rposition(|&c| CLASS[usize::from(c)] & ALNUM == 0)
+                .map_or(i, |k| i + k + 1)
+        } else {
+            e
+        };
+        if word_at == e {
+            w += e - i;
             i = e;
             continue;
         }
-        out[w] = c;
-        w += 1;
-        i += 1;
+        // A word of letters and digits, from its first letter: a hex id, or its
+        // letters with each run of digits as one `0`.
+        w += word_at - i;
+        i = word_at;
+        let e = t[i..]
+            .iter()
+            .position(|&c| CLASS[usize::from(c)] & ALNUM == 0)
+            .map_or(n, |k| i + k);
+        let word = &t[i..e];
+        if hex_id(word) {
+            out[w] = b'h';
+            w += 1;
+        } else {
+            let mut digits = false;
+            for &c in word {
+                if c.is_ascii_digit() {
+                    if !digits {
+                        out[w] = b'0';
+                        w += 1;
+                    }
+                    digits = true;
+                } else {
+                    digits = false;
+                    out[w] = c;
+                    w += 1;
+                }
+            }
+        }
+        i = e;
     }
     let key = foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&out[..w]);
     (key, w)
@@ -1397,19 +1412,22 @@ fn find_mark(s: &[u8]) -> Option<usize> {
     tail.iter().position(|&c| c | 1 == b'/').map(|k| at + k)
 }
 
-/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): an ASCII
-/// letter or digit.
+/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or
+/// tab.
+const SPACING: u8 = 2;
+/// An ASCII letter or digit.
 const ALNUM: u8 = 4;
 /// An ASCII digit.
 const DIGIT: u8 = 8;
 
-/// Each byte's classes ([`ALNUM`], [`DIGIT`]).
+/// Each byte's classes ([`SPACING`], [`ALNUM`], [`DIGIT`]).
 const CLASS: [u8; 256] = {
     let mut m = [0u8; 256];
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
         m[c] = match b {
+            b' ' | b'\t' => SPACING,
             b'0'..=b'9' => ALNUM | DIGIT,
             _ if b.is_ascii_alphabetic() => ALNUM,
             _ => 0,
@@ -1644,6 +1662,202 @@ mod tests {
         let one = |t: &str, d| loose_reference(t.as_bytes(), d);
         assert_eq!(one("error 100 at 7", true), one("error 10 at 7", true));
         assert_eq!(one("a  \t1234 b", false), one("a 5 b", false));
+    }
+
+    /// [`shape_and_paths`] as it read each byte that is not a letter or digit as a
+    /// step of its own.
+    fn shape_and_paths_reference(t: &[u8], out: &mut [u8], paths: &mut Vec<u8>) -> (u64, usize) {
+        use std::hash::BuildHasher as _;
+        let n = t.len();
+        // Bytes of `out` written: never more than the bytes of `t` read (`i`), so a write
+        // at `w` (or as far past it as `i` is read past) is within `out`.
+        let mut w = 0;
+        // The next `/` or `.` and the start of the word holding it (see [`next_mark`]):
+        // only a word holding one may be path-like, so the words before it are not
+        // scanned for one.
+        let mut mark = next_mark(t, 0);
+        // Whether `i` starts a whitespace-delimited word: at the start and after spacing
+        // alone (every other step ends past a byte that is not spacing).
+        let mut word_start = true;
+        let mut i = 0;
+        while i < n {
+            let c = t[i];
+            if c == b' ' || c == b'\t' {
+                while i < n && (t[i] == b' ' || t[i] == b'\t') {
+                    i += 1;
+                }
+                out[w] = b' ';
+                w += 1;
+                word_start = true;
+                continue;
+            }
+            // The whitespace-delimited word starting here, when it starts one.
+            if std::mem::take(&mut word_start) {
+                // A mark before this word was in a word already read (or skipped as a
+                // unit): the next one from here.
+                if mark.is_some_and(|(m, _)| m < i) {
+                    mark = next_mark(t, i);
+                }
+                // Whether it holds a `/` or a `.` (a word with neither is not path-like:
+                // most words skip the check), then its end.
+                if mark.is_some_and(|(_, w)| w == i) {
+                    let e = t[i..]
+                        .iter()
+                        .position(|&c| c == b' ' || c == b'\t')
+                        .map_or(n, |k| i + k);
+                    if path_like(&t[i..e]) {
+                        out[w] = b'P';
+                        w += 1;
+                        paths.extend_from_slice(&t[i..e]);
+                        paths.push(0);
+                        i = e;
+                        continue;
+                    }
+                }
+            }
+            let class = CLASS[usize::from(c)];
+            if class & DIGIT != 0 {
+                // A number: digits, with `.`, `,`, `:` between digits, letters glued on,
+                // and `-`, `+`, `~` before a letter or digit (a package version:
+                // `1.2.0-14+deb12u1`, `0.8+5prealpha+1-16`, `2.0~rc1`).
+                let mut j = i;
+                while j < n {
+                    let glued = CLASS[usize::from(t[j])] & ALNUM != 0
+                        || (matches!(t[j], b'.' | b',' | b':')
+                            && t.get(j + 1).is_some_and(u8::is_ascii_digit))
+                        || (matches!(t[j], b'-' | b'+' | b'~')
+                            && t.get(j + 1).is_some_and(u8::is_ascii_alphanumeric));
+                    if !glued {
+                        break;
+                    }
+                    j += 1;
+                }
+                // A unit after one space.
+                if t.get(j) == Some(&b' ') {
+                    let e = t[j + 1..]
+                        .iter()
+                        .position(|c| !(c.is_ascii_alphabetic() || *c >= 0x80 || *c == b'%'))
+                        .map_or(n, |k| j + 1 + k);
+                    if e > j + 1 && UNITS.contains(&&t[j + 1..e]) {
+                        j = e;
+                    }
+                }
+                out[w] = b'0';
+                w += 1;
+                i = j;
+                continue;
+            }
+            if class & ALNUM != 0 {
+                // A letter (digits were read above): a word of letters and digits, copied
+                // out as it is read (a short copy after it costs a call a word).
+                let mut e = i;
+                let mut o = w;
+                let mut seen = 0;
+                while e < n {
+                    let c = t[e];
+                    let k = CLASS[usize::from(c)];
+                    if k & ALNUM == 0 {
+                        break;
+                    }
+                    seen |= k;
+                    out[o] = c;
+                    o += 1;
+                    e += 1;
+                }
+                let word = &t[i..e];
+                if seen & DIGIT == 0 {
+                    // No digit: neither a hex id nor a number inside; the word as it is.
+                    w = o;
+                } else if hex_id(word) {
+                    out[w] = b'h';
+                    w += 1;
+                } else {
+                    // Written again: each run of digits as one `0`.
+                    let mut digits = false;
+                    for &c in word {
+                        if c.is_ascii_digit() {
+                            if !digits {
+                                out[w] = b'0';
+                                w += 1;
+                            }
+                            digits = true;
+                        } else {
+                            digits = false;
+                            out[w] = c;
+                            w += 1;
+                        }
+                    }
+                }
+                i = e;
+                continue;
+            }
+            out[w] = c;
+            w += 1;
+            i += 1;
+        }
+        let key = foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&out[..w]);
+        (key, w)
+    }
+
+    #[test]
+    fn shapes_are_the_shapes_read_a_byte_at_a_time() {
+        // Random lines of numbers, units, words, hex ids, paths, punctuation, spacing
+        // and UTF-8, each masked as the reference masks it.
+        let parts: &[&[u8]] = &[
+            b"a",
+            b"Z",
+            b"ok",
+            b"case",
+            b"3",
+            b"0001",
+            b"1.2",
+            b"1,234",
+            b"0:00",
+            b"-",
+            b"+",
+            b"~",
+            b".",
+            b",",
+            b":",
+            b"/",
+            b"_",
+            b"%",
+            b" ",
+            b"  ",
+            b"\t",
+            b"MB",
+            b" s",
+            b"ms",
+            b"\xc2\xb5s",
+            b"\xe2\x94\x80",
+            b"deadbeef1",
+            b"fa85f64c2",
+            b"x86",
+            b"src/",
+            b".rs",
+            b"lib.rs",
+            b"(",
+            b")",
+            b"[",
+            b"=",
+            b"\"",
+            b"..",
+        ];
+        let mut x: u32 = 11;
+        for round in 0..20_000u32 {
+            let mut t = Vec::new();
+            for _ in 0..round % 24 {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                t.extend_from_slice(parts[(x >> 16) as usize % parts.len()]);
+            }
+            let (mut out, mut paths) = (vec![0; t.len()], Vec::new());
+            let (mut ref_out, mut ref_paths) = (vec![0; t.len()], Vec::new());
+            let (key, len) = shape_and_paths(&t, &mut out, &mut paths);
+            let (ref_key, ref_len) = shape_and_paths_reference(&t, &mut ref_out, &mut ref_paths);
+            let line = String::from_utf8_lossy(&t);
+            assert_eq!(&out[..len], &ref_out[..ref_len], "{line}");
+            assert_eq!((key, &paths), (ref_key, &ref_paths), "{line}");
+        }
     }
 
     #[test]
