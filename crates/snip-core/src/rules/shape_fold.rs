@@ -475,11 +475,13 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool]) -> Vec<u64> {
             }
             let t = doc.text(l);
             // Written into a slice sized for the whole line (no push, no capacity
-            // check a byte): each byte mapped by a table and kept unless it repeats
-            // the run it is in (spacing, or digits read as `0`).
-            buf.clear();
-            buf.resize(t.len() + 1, 0);
-            let out = buf.as_mut_slice();
+            // check a byte; the table grows for a line longer than all before it, not
+            // filled again for each): each byte mapped by a table and kept unless it
+            // repeats the run it is in (spacing, or digits read as `0`).
+            if buf.len() <= t.len() {
+                buf.resize(t.len() + 1, 0);
+            }
+            let out = &mut buf[..=t.len()];
             out[0] = u8::from(keep_digits);
             let map = if keep_digits {
                 &LOOSE_KEEP
