@@ -247,8 +247,7 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
             }
             None => {
                 paths.clear();
-                let key = shape_and_paths(doc.text(l), &mut masked.text, &mut paths);
-                masked.end_line();
+                let key = masked.push(doc.text(l), &mut paths);
                 lits.push(hasher.hash_one((key, paths.as_slice())));
                 key
             }
@@ -476,11 +475,13 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool]) -> Vec<u64> {
             }
             let t = doc.text(l);
             // Written into a slice sized for the whole line (no push, no capacity
-            // check a byte): each byte mapped by a table and kept unless it repeats
-            // the run it is in (spacing, or digits read as `0`).
-            buf.clear();
-            buf.resize(t.len() + 1, 0);
-            let out = buf.as_mut_slice();
+            // check a byte; the table grows for a line longer than all before it, not
+            // filled again for each): each byte mapped by a table and kept unless it
+            // repeats the run it is in (spacing, or digits read as `0`).
+            if buf.len() <= t.len() {
+                buf.resize(t.len() + 1, 0);
+            }
+            let out = &mut buf[..=t.len()];
             out[0] = u8::from(keep_digits);
             let map = if keep_digits {
                 &LOOSE_KEEP
@@ -656,33 +657,39 @@ struct Run {
 /// and last block (the smallest set on a tie); `None` when none folds a line.
 fn best_run(keys: &[u64], i: usize) -> Option<Run> {
     let n = keys.len();
+    // The set's shapes, and the last line of each read so far.
     let mut set: Vec<u64> = Vec::with_capacity(MAX_PERIOD);
+    let mut last_at: Vec<usize> = Vec::with_capacity(MAX_PERIOD);
+    // Reads line `k`: whether its shape is in the set (its last line is then `k`).
+    let in_set = |set: &[u64], last_at: &mut [usize], k: usize| {
+        let at = set.iter().position(|&s| s == keys[k]);
+        if let Some(at) = at {
+            last_at[at] = k;
+        }
+        at.is_some()
+    };
     let mut best: Option<Run> = None;
     let mut j = i;
     for s in 1..=MAX_PERIOD {
         // The s-th distinct shape from `i` joins the set (lines up to it are in it).
-        while j < n && set.contains(&keys[j]) {
+        while j < n && in_set(&set, &mut last_at, j) {
             j += 1;
         }
         if j >= n {
             break;
         }
         set.push(keys[j]);
+        last_at.push(j);
         let first = j + 1 - i;
         let mut end = j + 1;
-        while end < n && set.contains(&keys[end]) {
+        while end < n && in_set(&set, &mut last_at, end) {
             end += 1;
         }
         if end - i >= MIN_BLOCKS * s {
-            // The last block: back from the end until every shape is seen.
-            let mut seen: Vec<u64> = Vec::with_capacity(s);
-            let mut k = end;
-            while seen.len() < s {
-                k -= 1;
-                if !seen.contains(&keys[k]) {
-                    seen.push(keys[k]);
-                }
-            }
+            // The last block: back from the end until every shape is seen, so from
+            // the earliest of the shapes' last lines (read as the run was, not again
+            // backwards: a run of one shape after a line of another read back to it).
+            let k = last_at.iter().copied().min().unwrap_or(end);
             let last = end - k;
             let folded = |r: &Run| (r.end - i).saturating_sub(r.first + r.last);
             let run = Run {
@@ -956,7 +963,7 @@ const NAME_WINDOW: usize = 8;
 
 /// The masked text of every line (see [`shape_and_paths`]), one after another: line
 /// `k`'s is `text[ends[k - 1]..ends[k]]` (from 0 for the first); a marker line's is
-/// empty.
+/// empty. `text` past the last line's end is room, written as lines are masked.
 #[derive(Debug, Default)]
 struct Masked {
     text: Vec<u8>,
@@ -965,17 +972,37 @@ struct Masked {
 
 impl Masked {
     /// Empty, with room for `lines` lines of `bytes` bytes in all (a masked line is
-    /// never longer than the line), so neither table is copied as it fills.
+    /// never longer than the line), so neither table is copied as it fills: the text's
+    /// room is filled (zeroed) once, and each line is written into it by index, not
+    /// pushed a byte at a time.
     fn for_lines(lines: usize, bytes: usize) -> Masked {
         Masked {
-            text: Vec::with_capacity(bytes),
+            text: vec![0; bytes],
             ends: Vec::with_capacity(lines),
         }
     }
 
-    /// Ends the line whose masked text was appended to `text` since the last one.
+    /// Where the next line's masked text starts.
+    fn end(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Masks line text `t` into the room after the last line (grown first if short;
+    /// see [`shape_and_paths`], which appends its path-like words to `paths`) and ends
+    /// its line. Returns its fold shape.
+    fn push(&mut self, t: &[u8], paths: &mut Vec<u8>) -> u64 {
+        let at = self.end();
+        if self.text.len() < at + t.len() {
+            self.text.resize(at + t.len(), 0);
+        }
+        let (key, len) = shape_and_paths(t, &mut self.text[at..at + t.len()], paths);
+        self.ends.push(at + len);
+        key
+    }
+
+    /// Ends a line with no masked text (a marker line).
     fn end_line(&mut self) {
-        self.ends.push(self.text.len());
+        self.ends.push(self.end());
     }
 
     /// Line `k`'s masked text.
@@ -1193,17 +1220,22 @@ pub(crate) fn fold_shape(t: &[u8]) -> u64 {
 #[cfg(test)]
 pub(crate) fn fold_shape_in(t: &[u8], buf: &mut Vec<u8>) -> u64 {
     buf.clear();
-    shape_and_paths(t, buf, &mut Vec::new())
+    buf.resize(t.len(), 0);
+    let (key, len) = shape_and_paths(t, buf, &mut Vec::new());
+    buf.truncate(len);
+    key
 }
 
-/// [`fold_shape`], its masked text appended to `out` (a slice at a time, and hashed
-/// once, not a byte at a time; never longer than `t`), each path-like word it masks
-/// appended to `paths` (each followed by a NUL).
-fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
+/// [`fold_shape`] and its masked text, written at the start of `out` (as long as `t`:
+/// the masked text is never longer), and its length; each path-like word it masks is
+/// appended to `paths` (each followed by a NUL). The text is written by index (a
+/// push a byte reads and writes the table's length through memory) and hashed once.
+fn shape_and_paths(t: &[u8], out: &mut [u8], paths: &mut Vec<u8>) -> (u64, usize) {
     use std::hash::BuildHasher as _;
-    let from = out.len();
-    let buf = out;
     let n = t.len();
+    // Bytes of `out` written: never more than the bytes of `t` read (`i`), so a write
+    // at `w` (or as far past it as `i` is read past) is within `out`.
+    let mut w = 0;
     // The next `/` or `.` and the start of the word holding it (see [`next_mark`]):
     // only a word holding one may be path-like, so the words before it are not
     // scanned for one.
@@ -1218,7 +1250,8 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
             while i < n && (t[i] == b' ' || t[i] == b'\t') {
                 i += 1;
             }
-            buf.push(b' ');
+            out[w] = b' ';
+            w += 1;
             word_start = true;
             continue;
         }
@@ -1237,7 +1270,8 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                     .position(|&c| c == b' ' || c == b'\t')
                     .map_or(n, |k| i + k);
                 if path_like(&t[i..e]) {
-                    buf.push(b'P');
+                    out[w] = b'P';
+                    w += 1;
                     paths.extend_from_slice(&t[i..e]);
                     paths.push(0);
                     i = e;
@@ -1272,56 +1306,83 @@ fn shape_and_paths(t: &[u8], out: &mut Vec<u8>, paths: &mut Vec<u8>) -> u64 {
                     j = e;
                 }
             }
-            buf.push(b'0');
+            out[w] = b'0';
+            w += 1;
             i = j;
             continue;
         }
-        if class & ALNUM != 0 {
-            // A letter (digits were read above): a word of letters and digits.
-            let mut e = i;
-            let mut seen = 0;
-            while e < n {
-                let k = CLASS[usize::from(t[e])];
-                if k & ALNUM == 0 {
-                    break;
-                }
-                seen |= k;
-                e += 1;
+        // Letters and other bytes that are neither spacing nor digits stand as they
+        // are: copied out in one run to the next spacing or digit (a pass of this loop
+        // for each word of letters and each `:` or `_` between them took a quarter of
+        // the masking). Read by index into both slices, bounded by the shorter (never
+        // `out`'s, see `w`), so the copy checks no bound a byte.
+        let (from, to) = (&t[i..], &mut out[w..]);
+        let len = from.len().min(to.len());
+        let mut k = 0;
+        while k < len {
+            let c = from[k];
+            if CLASS[usize::from(c)] & (SPACING | DIGIT) != 0 {
+                break;
             }
-            let w = &t[i..e];
-            if seen & DIGIT == 0 {
-                // No digit: neither a hex id nor a number inside; the word as it is.
-                buf.extend_from_slice(w);
-            } else if hex_id(w) {
-                buf.push(b'h');
-            } else {
-                let mut digits = false;
-                for &c in w {
-                    if c.is_ascii_digit() {
-                        if !digits {
-                            buf.push(b'0');
-                        }
-                        digits = true;
-                    } else {
-                        digits = false;
-                        buf.push(c);
-                    }
-                }
-            }
+            to[k] = c;
+            k += 1;
+        }
+        let e = i + k;
+        // A digit after the run glued to letters at its end (`case2`, a hex id): the
+        // word is read again from its first letter, below. Else the run stands as it
+        // is (and a digit after it starts a number).
+        let word_at = if t.get(e).is_some_and(u8::is_ascii_digit) {
+            t[i..e]
+                .iter()
+                .rposition(|&c| CLASS[usize::from(c)] & ALNUM == 0)
+                .map_or(i, |k| i + k + 1)
+        } else {
+            e
+        };
+        if word_at == e {
+            w += e - i;
             i = e;
             continue;
         }
-        buf.push(c);
-        i += 1;
+        // A word of letters and digits, from its first letter: a hex id, or its
+        // letters with each run of digits as one `0`.
+        w += word_at - i;
+        i = word_at;
+        let e = t[i..]
+            .iter()
+            .position(|&c| CLASS[usize::from(c)] & ALNUM == 0)
+            .map_or(n, |k| i + k);
+        let word = &t[i..e];
+        if hex_id(word) {
+            out[w] = b'h';
+            w += 1;
+        } else {
+            let mut digits = false;
+            for &c in word {
+                if c.is_ascii_digit() {
+                    if !digits {
+                        out[w] = b'0';
+                        w += 1;
+                    }
+                    digits = true;
+                } else {
+                    digits = false;
+                    out[w] = c;
+                    w += 1;
+                }
+            }
+        }
+        i = e;
     }
-    foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&buf[from..])
+    let key = foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&out[..w]);
+    (key, w)
 }
 
 /// The first `/` or `.` in `t` at or after `from` (a word start, or 0), and the start
 /// of the whitespace-delimited word holding it.
 fn next_mark(t: &[u8], from: usize) -> Option<(usize, usize)> {
-    // Plain loops: a line is short, a `memchr` call costs more than it saves.
-    let m = from + t[from..].iter().position(|&c| c == b'/' || c == b'.')?;
+    let m = from + find_mark(&t[from..])?;
+    // A plain loop: a line is short, a `memchr` call costs more than it saves.
     let word = t[from..m]
         .iter()
         .rposition(|&c| c == b' ' || c == b'\t')
@@ -1329,19 +1390,46 @@ fn next_mark(t: &[u8], from: usize) -> Option<(usize, usize)> {
     Some((m, word))
 }
 
-/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): an ASCII
-/// letter or digit.
+/// The first `/` or `.` in `s`, read eight bytes at a time (each line is read to its
+/// first mark, often to its end: a byte at a time this was a tenth of the masking).
+/// `.` and `/` differ in their low bit alone, so a byte with that bit set equals `/`
+/// for either; the word's bytes that do are zero after the `^`, and the lowest zero
+/// byte is the first that sets its high bit in `x - LOW & !x` (a borrow only reaches
+/// the bytes above a zero one).
+fn find_mark(s: &[u8]) -> Option<usize> {
+    const LOW: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    const SLASH: u64 = u64::from_le_bytes([b'/'; 8]);
+    let mut words = s.chunks_exact(8);
+    let mut at = 0;
+    for w in &mut words {
+        let x = (u64::from_le_bytes(w.try_into().expect("8 bytes")) | LOW) ^ SLASH;
+        let zero = x.wrapping_sub(LOW) & !x & HIGH;
+        if zero != 0 {
+            return Some(at + zero.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    tail.iter().position(|&c| c | 1 == b'/').map(|k| at + k)
+}
+
+/// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or
+/// tab.
+const SPACING: u8 = 2;
+/// An ASCII letter or digit.
 const ALNUM: u8 = 4;
 /// An ASCII digit.
 const DIGIT: u8 = 8;
 
-/// Each byte's classes ([`ALNUM`], [`DIGIT`]).
+/// Each byte's classes ([`SPACING`], [`ALNUM`], [`DIGIT`]).
 const CLASS: [u8; 256] = {
     let mut m = [0u8; 256];
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
         m[c] = match b {
+            b' ' | b'\t' => SPACING,
             b'0'..=b'9' => ALNUM | DIGIT,
             _ if b.is_ascii_alphabetic() => ALNUM,
             _ => 0,
@@ -1423,11 +1511,7 @@ mod tests {
         let mut masked = Masked::default();
         let keys: Vec<u64> = lines
             .iter()
-            .map(|l| {
-                let k = shape_and_paths(l.as_bytes(), &mut masked.text, &mut Vec::new());
-                masked.end_line();
-                k
-            })
+            .map(|l| masked.push(l.as_bytes(), &mut Vec::new()))
             .collect();
         name_column_keys(&keys, &masked, &mut vec![0; lines.len()])
     }
@@ -1538,8 +1622,7 @@ mod tests {
         let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
         let room = (masked.text.capacity(), masked.ends.capacity());
         for l in &doc.lines {
-            shape_and_paths(doc.text(l), &mut masked.text, &mut Vec::new());
-            masked.end_line();
+            masked.push(doc.text(l), &mut Vec::new());
         }
         assert_eq!((masked.text.capacity(), masked.ends.capacity()), room);
         let words = Words::of_lines(&masked, &vec![true; doc.lines.len()]);
@@ -1581,6 +1664,296 @@ mod tests {
         let one = |t: &str, d| loose_reference(t.as_bytes(), d);
         assert_eq!(one("error 100 at 7", true), one("error 10 at 7", true));
         assert_eq!(one("a  \t1234 b", false), one("a 5 b", false));
+    }
+
+    /// [`shape_and_paths`] as it read each byte that is not a letter or digit as a
+    /// step of its own.
+    fn shape_and_paths_reference(t: &[u8], out: &mut [u8], paths: &mut Vec<u8>) -> (u64, usize) {
+        use std::hash::BuildHasher as _;
+        let n = t.len();
+        // Bytes of `out` written: never more than the bytes of `t` read (`i`), so a write
+        // at `w` (or as far past it as `i` is read past) is within `out`.
+        let mut w = 0;
+        // The next `/` or `.` and the start of the word holding it (see [`next_mark`]):
+        // only a word holding one may be path-like, so the words before it are not
+        // scanned for one.
+        let mut mark = next_mark(t, 0);
+        // Whether `i` starts a whitespace-delimited word: at the start and after spacing
+        // alone (every other step ends past a byte that is not spacing).
+        let mut word_start = true;
+        let mut i = 0;
+        while i < n {
+            let c = t[i];
+            if c == b' ' || c == b'\t' {
+                while i < n && (t[i] == b' ' || t[i] == b'\t') {
+                    i += 1;
+                }
+                out[w] = b' ';
+                w += 1;
+                word_start = true;
+                continue;
+            }
+            // The whitespace-delimited word starting here, when it starts one.
+            if std::mem::take(&mut word_start) {
+                // A mark before this word was in a word already read (or skipped as a
+                // unit): the next one from here.
+                if mark.is_some_and(|(m, _)| m < i) {
+                    mark = next_mark(t, i);
+                }
+                // Whether it holds a `/` or a `.` (a word with neither is not path-like:
+                // most words skip the check), then its end.
+                if mark.is_some_and(|(_, w)| w == i) {
+                    let e = t[i..]
+                        .iter()
+                        .position(|&c| c == b' ' || c == b'\t')
+                        .map_or(n, |k| i + k);
+                    if path_like(&t[i..e]) {
+                        out[w] = b'P';
+                        w += 1;
+                        paths.extend_from_slice(&t[i..e]);
+                        paths.push(0);
+                        i = e;
+                        continue;
+                    }
+                }
+            }
+            let class = CLASS[usize::from(c)];
+            if class & DIGIT != 0 {
+                // A number: digits, with `.`, `,`, `:` between digits, letters glued on,
+                // and `-`, `+`, `~` before a letter or digit (a package version:
+                // `1.2.0-14+deb12u1`, `0.8+5prealpha+1-16`, `2.0~rc1`).
+                let mut j = i;
+                while j < n {
+                    let glued = CLASS[usize::from(t[j])] & ALNUM != 0
+                        || (matches!(t[j], b'.' | b',' | b':')
+                            && t.get(j + 1).is_some_and(u8::is_ascii_digit))
+                        || (matches!(t[j], b'-' | b'+' | b'~')
+                            && t.get(j + 1).is_some_and(u8::is_ascii_alphanumeric));
+                    if !glued {
+                        break;
+                    }
+                    j += 1;
+                }
+                // A unit after one space.
+                if t.get(j) == Some(&b' ') {
+                    let e = t[j + 1..]
+                        .iter()
+                        .position(|c| !(c.is_ascii_alphabetic() || *c >= 0x80 || *c == b'%'))
+                        .map_or(n, |k| j + 1 + k);
+                    if e > j + 1 && UNITS.contains(&&t[j + 1..e]) {
+                        j = e;
+                    }
+                }
+                out[w] = b'0';
+                w += 1;
+                i = j;
+                continue;
+            }
+            if class & ALNUM != 0 {
+                // A letter (digits were read above): a word of letters and digits, copied
+                // out as it is read (a short copy after it costs a call a word).
+                let mut e = i;
+                let mut o = w;
+                let mut seen = 0;
+                while e < n {
+                    let c = t[e];
+                    let k = CLASS[usize::from(c)];
+                    if k & ALNUM == 0 {
+                        break;
+                    }
+                    seen |= k;
+                    out[o] = c;
+                    o += 1;
+                    e += 1;
+                }
+                let word = &t[i..e];
+                if seen & DIGIT == 0 {
+                    // No digit: neither a hex id nor a number inside; the word as it is.
+                    w = o;
+                } else if hex_id(word) {
+                    out[w] = b'h';
+                    w += 1;
+                } else {
+                    // Written again: each run of digits as one `0`.
+                    let mut digits = false;
+                    for &c in word {
+                        if c.is_ascii_digit() {
+                            if !digits {
+                                out[w] = b'0';
+                                w += 1;
+                            }
+                            digits = true;
+                        } else {
+                            digits = false;
+                            out[w] = c;
+                            w += 1;
+                        }
+                    }
+                }
+                i = e;
+                continue;
+            }
+            out[w] = c;
+            w += 1;
+            i += 1;
+        }
+        let key = foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&out[..w]);
+        (key, w)
+    }
+
+    #[test]
+    fn shapes_are_the_shapes_read_a_byte_at_a_time() {
+        // Random lines of numbers, units, words, hex ids, paths, punctuation, spacing
+        // and UTF-8, each masked as the reference masks it.
+        let parts: &[&[u8]] = &[
+            b"a",
+            b"Z",
+            b"ok",
+            b"case",
+            b"3",
+            b"0001",
+            b"1.2",
+            b"1,234",
+            b"0:00",
+            b"-",
+            b"+",
+            b"~",
+            b".",
+            b",",
+            b":",
+            b"/",
+            b"_",
+            b"%",
+            b" ",
+            b"  ",
+            b"\t",
+            b"MB",
+            b" s",
+            b"ms",
+            b"\xc2\xb5s",
+            b"\xe2\x94\x80",
+            b"deadbeef1",
+            b"fa85f64c2",
+            b"x86",
+            b"src/",
+            b".rs",
+            b"lib.rs",
+            b"(",
+            b")",
+            b"[",
+            b"=",
+            b"\"",
+            b"..",
+        ];
+        let mut x: u32 = 11;
+        for round in 0..20_000u32 {
+            let mut t = Vec::new();
+            for _ in 0..round % 24 {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                t.extend_from_slice(parts[(x >> 16) as usize % parts.len()]);
+            }
+            let (mut out, mut paths) = (vec![0; t.len()], Vec::new());
+            let (mut ref_out, mut ref_paths) = (vec![0; t.len()], Vec::new());
+            let (key, len) = shape_and_paths(&t, &mut out, &mut paths);
+            let (ref_key, ref_len) = shape_and_paths_reference(&t, &mut ref_out, &mut ref_paths);
+            let line = String::from_utf8_lossy(&t);
+            assert_eq!(&out[..len], &ref_out[..ref_len], "{line}");
+            assert_eq!((key, &paths), (ref_key, &ref_paths), "{line}");
+        }
+    }
+
+    #[test]
+    fn marks_are_found_as_a_byte_at_a_time_finds_them() {
+        let plain = |s: &[u8]| s.iter().position(|&c| c == b'/' || c == b'.');
+        // Every byte at every place of a word, its tail and past it.
+        for len in 0..20 {
+            for at in 0..len {
+                for c in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    assert_eq!(find_mark(&s), plain(&s), "{c:#x} at {at} of {len}");
+                }
+            }
+        }
+        // Random words of marks, bytes next to them in value and bytes whose test
+        // borrows into the byte above (a mark, `\x01`, `\x80` and up).
+        let bytes = b"./a\x00\x01\x2d\x30\x80\xff\xaf\xae 0";
+        let mut x: u32 = 1;
+        for _ in 0..20_000 {
+            let s: Vec<u8> = (0..(x % 23) as usize)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    bytes[(x >> 16) as usize % bytes.len()]
+                })
+                .collect();
+            assert_eq!(find_mark(&s), plain(&s), "{s:?}");
+        }
+    }
+
+    /// [`best_run`] as first written: the last block read back from the run's end.
+    fn best_run_reference(keys: &[u64], i: usize) -> Option<Run> {
+        let n = keys.len();
+        let mut set: Vec<u64> = Vec::new();
+        let mut best: Option<Run> = None;
+        let mut j = i;
+        for s in 1..=MAX_PERIOD {
+            while j < n && set.contains(&keys[j]) {
+                j += 1;
+            }
+            if j >= n {
+                break;
+            }
+            set.push(keys[j]);
+            let first = j + 1 - i;
+            let mut end = j + 1;
+            while end < n && set.contains(&keys[end]) {
+                end += 1;
+            }
+            if end - i >= MIN_BLOCKS * s {
+                let mut seen: Vec<u64> = Vec::new();
+                let mut k = end;
+                while seen.len() < s {
+                    k -= 1;
+                    if !seen.contains(&keys[k]) {
+                        seen.push(keys[k]);
+                    }
+                }
+                let folded = |r: &Run| (r.end - i).saturating_sub(r.first + r.last);
+                let run = Run {
+                    end,
+                    shapes: s,
+                    first,
+                    last: end - k,
+                };
+                if folded(&run) > 0 && best.is_none_or(|b| folded(&run) > folded(&b)) {
+                    best = Some(run);
+                }
+            }
+            j = end;
+        }
+        best
+    }
+
+    #[test]
+    fn runs_are_the_runs_read_back_from_their_end() {
+        // Random lines of 1 to 6 shapes, each line's run as the reference reads it.
+        let mut x: u32 = 7;
+        for round in 0..3_000u32 {
+            let shapes = 1 + round % 6;
+            let keys: Vec<u64> = (0..1 + round % 40)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    u64::from((x >> 16) % shapes)
+                })
+                .collect();
+            for i in 0..keys.len() {
+                assert_eq!(
+                    best_run(&keys, i),
+                    best_run_reference(&keys, i),
+                    "{keys:?} at {i}"
+                );
+            }
+        }
     }
 
     #[test]
