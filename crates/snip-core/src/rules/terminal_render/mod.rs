@@ -125,7 +125,7 @@ fn render_applicable_in(
         return render_frames(input, first_line, starts);
     }
     // No line starts from the emulator: its callers index the input themselves.
-    term::render_term_in(input, first_line, scratch)
+    term::render_term_in(input, first_line, scratch, c)
 }
 
 /// The lossless pass: reads the working text, rendering it as a terminal shows it when

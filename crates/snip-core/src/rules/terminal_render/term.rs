@@ -16,17 +16,29 @@ const WINDOW: usize = 512;
 /// [`render_at`](super::render_at) by the full emulator ([`Term`]), whatever the input holds.
 #[cfg(test)]
 pub(super) fn render_term(input: &[u8], first_line: u32) -> Option<Rendered<'static>> {
-    render_term_in(input, first_line, None)
+    render_term_in(
+        input,
+        first_line,
+        None,
+        crate::escape::Controls::scan(input),
+    )
 }
 
 /// [`render_term`], writing the rendered text and lines into `scratch`'s buffers (emptied)
-/// when given.
+/// when given; `c`: the input's controls, found already.
 pub(super) fn render_term_in(
     input: &[u8],
     first_line: u32,
     scratch: Option<crate::doc::Scratch>,
+    c: crate::escape::Controls,
 ) -> Option<Rendered<'static>> {
-    render_term_as(input, first_line, !reaches_back(input), scratch)
+    render_term_as(
+        input,
+        first_line,
+        !reaches_back(input),
+        scratch,
+        c.backspace,
+    )
 }
 
 /// [`render_term`], told whether the input can take the cursor back to a row it left
@@ -39,10 +51,11 @@ fn render_term_as(
     first_line: u32,
     forward: bool,
     scratch: Option<crate::doc::Scratch>,
+    backspace: bool,
 ) -> Option<Rendered<'static>> {
     let mut t = Term::new(input.len(), first_line, scratch);
     t.forward = forward;
-    t.run(input);
+    t.run(input, backspace);
     let dirty = t.dirty || t.frames_removed > 0;
     if !dirty || t.gave_up {
         return None;
@@ -255,9 +268,11 @@ impl Term {
         self.status.entry(r).or_insert_with(|| Row::new(src))
     }
 
-    fn run(&mut self, input: &[u8]) {
+    /// Renders `input` (`has_bs`: it holds a backspace, which ends a run of text as
+    /// `\r`, `\n` and ESC do).
+    fn run(&mut self, input: &[u8], has_bs: bool) {
         let n = input.len();
-        let has_bs = memchr::memchr(0x08, input).is_some();
+        debug_assert_eq!(has_bs, memchr::memchr(0x08, input).is_some());
         let mut i = self.plain_lines(input, 0);
         while i < n && !self.gave_up {
             let rest = &input[i..];
@@ -994,8 +1009,9 @@ mod tests {
             if reaches_back(input) {
                 return false;
             }
-            let fast = render_term_as(input, 3, true, None);
-            let full = render_term_as(input, 3, false, Some((b"stale".to_vec(), Vec::new())));
+            let bs = memchr::memchr(0x08, input).is_some();
+            let fast = render_term_as(input, 3, true, None, bs);
+            let full = render_term_as(input, 3, false, Some((b"stale".to_vec(), Vec::new())), bs);
             let show = |r: &Option<Rendered<'static>>| {
                 r.as_ref().map(|r| {
                     let lines: Vec<_> = r
