@@ -165,10 +165,7 @@ pub fn compress_reader(
         if over {
             // Lossy elision needs a kept original: say why the output is this long (the
             // store's reason says what to fix).
-            eprintln!(
-                "snip: the original could not be stored ({reason}); only lossless rules applied{} — or set SNIP_STORE=0 to elide without keeping originals",
-                size(true)
-            );
+            eprintln!("{}", not_stored_line(reason, &size(true)));
         }
     }
     match format {
@@ -180,4 +177,48 @@ pub fn compress_reader(
     }
     out.flush()?;
     Ok(())
+}
+
+/// The one stderr line for an original the store could not keep (`size`: the output's
+/// size against the budget, as `, N bytes out (budget B)`): the store's reason, then
+/// the fix for its cause when it is a write error with a known one (a full disk, a
+/// read-only file system, no permission), and the way to elide anyway.
+fn not_stored_line(reason: &str, size: &str) -> String {
+    let fix = snip_store::error::write_fix(reason).map_or_else(String::new, |f| format!("{f}, "));
+    format!(
+        "snip: the original could not be stored ({reason}); only lossless rules applied{size} — {fix}or set SNIP_STORE=0 to elide without keeping originals"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_stored_line;
+
+    /// A full disk says to free space before the way around it; a reason that names
+    /// its own fix (a cap to raise) is followed by the way around it alone.
+    #[test]
+    fn an_original_not_stored_gets_the_fix_for_its_cause() {
+        let size = ", 30000 bytes out (budget 24576)";
+        let full = not_stored_line(
+            "writing the original: No space left on device (os error 28)",
+            size,
+        );
+        assert!(
+            full.contains("is full: free space, or lower SNIP_STORE_MAX_BYTES")
+                && full
+                    .ends_with("`snip gc`, or set SNIP_STORE=0 to elide without keeping originals"),
+            "{full}"
+        );
+        let cap = not_stored_line(
+            "over SNIP_STORE_MAX_ENTRY_BYTES=1000: raise SNIP_STORE_MAX_ENTRY_BYTES",
+            size,
+        );
+        assert!(
+            cap.ends_with(
+                "(budget 24576) — or set SNIP_STORE=0 to elide without keeping originals"
+            ),
+            "{cap}"
+        );
+        assert_eq!(full.lines().count(), 1);
+    }
 }
