@@ -377,6 +377,15 @@ impl<'a> Plan<'a> {
         base.saturating_add(self.state.str_room[i])
     }
 
+    /// The range of string `i`'s RFC 6901 pointer in [`Scan::pointers`] when its markers
+    /// cite it (a document, not JSON Lines, and a pointer short enough to quote); else
+    /// they cite the raw byte range.
+    fn pointer(&self, i: usize) -> Option<(usize, usize)> {
+        self.scan.strings[i]
+            .ptr
+            .filter(|&(a, b)| !self.line_mode && b - a <= MAX_POINTER_BYTES)
+    }
+
     /// The text of string `i` elided at `keep`, quotes included, and the raw byte range
     /// (of the input, half-open) it elides; `None` when fewer than [`MIN_ELIDED`]
     /// decoded bytes would go.
@@ -395,9 +404,7 @@ impl<'a> Plan<'a> {
             return None;
         }
         let segs = segments(self.sal_lines[i].get_or_init(|| salient_lines(raw)), hr, tr);
-        let pointer = c
-            .ptr
-            .filter(|&(a, b)| !self.line_mode && b - a <= MAX_POINTER_BYTES);
+        let pointer = self.pointer(i);
         if let Some((a, b)) = pointer {
             let room = self.island_room(i, keep);
             if !segs.is_empty() && room > 0 {
@@ -623,16 +630,11 @@ impl<'a> Plan<'a> {
     fn string_saving(&self, i: usize, keep: usize) -> usize {
         match self.string_elision(i, keep) {
             Some((text, (rs, re))) => {
-                let c = &self.scan.strings[i];
                 // Markers with a pointer cite offsets inside the string (the same in a
                 // second pass); the others cite the document's raw bytes.
-                let by_range = c
-                    .ptr
-                    .is_none_or(|(a, b)| self.line_mode || b - a > MAX_POINTER_BYTES);
-                let pad = if by_range {
-                    self.offset_padding(&[rs, re])
-                } else {
-                    0
+                let pad = match self.pointer(i) {
+                    Some(_) => 0,
+                    None => self.offset_padding(&[rs, re]),
                 };
                 self.state.str_len[i].saturating_sub(text.len() + pad)
             }
