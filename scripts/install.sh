@@ -8,7 +8,13 @@
 # figures are in docs/benchmark.md, "Design measurements", and docs/claude-code.md,
 # "Performance". Elsewhere: `cargo install` with the same profile.
 #
-# Usage: scripts/install.sh [--no-pie | --dynamic] [CARGO INSTALL OPTIONS...]
+# The code is compiled for this machine's CPU (`-C target-cpu=native`): the hook's
+# vector code (memchr, the salient-word search, SHA-256) is then chosen at compile time
+# instead of by CPUID queries at every start, which trap to the hypervisor in a virtual
+# machine (docs/benchmark.md, "The hook: compiled for the CPU it runs on"). The binary
+# may then not run on an older CPU: `--portable` builds for the target's baseline.
+#
+# Usage: scripts/install.sh [--no-pie | --dynamic] [--portable] [CARGO INSTALL OPTIONS...]
 #   --no-pie    static and not position-independent: nothing to relocate at start-up
 #               (on the 50 KB hook payload 33 fewer page faults and 1.46-1.50x `cat`
 #               against 1.57-1.66x, docs/benchmark.md, "The hook near `cat`"), but the
@@ -16,12 +22,15 @@
 #               them; as Go builds by default), so it is not the default
 #   --dynamic   `cargo install --locked --profile dist --path crates/snip-cli`, then
 #               the same for crates/snip-bench
+#   --portable  for any CPU of the target (no `-C target-cpu=native`): a binary to
+#               copy to other machines
 #   other options go to `cargo install`, e.g. --root DIR, --debug
 #   (--debug or --profile replace the default `--profile dist`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=static
+cpu=(-C target-cpu=native)
 # The `dist` profile (whole-program LTO, see Cargo.toml) unless the caller picks one.
 profile=(--profile dist)
 args=()
@@ -29,6 +38,7 @@ for a in "$@"; do
     case "$a" in
         --no-pie) mode=no-pie ;;
         --dynamic) mode=dynamic ;;
+        --portable) cpu=() ;;
         --debug | --profile | --profile=*) profile=(); args+=("$a") ;;
         *) args+=("$a") ;;
     esac
@@ -43,11 +53,17 @@ case "$host:$mode" in
     *:dynamic) ;;
     *) echo "snip install: $host has no static glibc build here; installing as cargo does" >&2 ;;
 esac
+if [ ${#flags[@]} -gt 0 ]; then
+    echo "snip install: linking statically for $host (${flags[*]})" >&2
+fi
+if [ ${#cpu[@]} -gt 0 ]; then
+    echo "snip install: compiling for this machine's CPU (${cpu[*]}; --portable: for any)" >&2
+    flags+=("${cpu[@]}")
+fi
 
 if [ ${#flags[@]} -gt 0 ]; then
     # With an explicit --target, RUSTFLAGS reach only the installed crates, not build
     # scripts and proc-macros (which cannot be linked statically).
-    echo "snip install: linking statically for $host (${flags[*]})" >&2
     export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }${flags[*]}"
     args=(--target "$host" ${args[@]+"${args[@]}"})
 fi
