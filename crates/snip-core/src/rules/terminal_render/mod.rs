@@ -17,8 +17,12 @@
 //! are skipped, unless they are at least as wide as the row (an erase: a terminal shows
 //! nothing there); a skipped (or empty) frame that is not the first of its line counts
 //! as removed. Erase escapes discard what they erase (counted as frames removed).
-//! Absolute cursor positioning (`ESC[r;cH`, as apt draws its `Progress:` status line)
-//! writes to a status row that is shown at the end only if it is still on screen.
+//! Absolute cursor positioning (`ESC[r;cH`, `ESC[rd`) from a saved position that is
+//! restored later (`ESC 7` … `ESC 8`, as apt draws its `Progress:` status line) writes
+//! to a status row that is shown at the end only if it is still on screen. Without a
+//! saved position (`clear`'s `ESC[H`, a program placing its text), the screen's size
+//! and contents are unknown: the text that follows goes on a row of its own, after
+//! what the cursor's row holds, so no text is moved or dropped.
 //! SGR, OSC (incl. OSC 8 links) and mode escapes are dropped here and counted for
 //! `ansi-strip`.
 //!
@@ -352,6 +356,66 @@ mod tests {
         let (out, n) = r(&s);
         assert_eq!(out, "log: mirror switched\r\na 30%\r\nb 30%\r\ndone\r\n");
         assert_eq!(n, 6);
+    }
+
+    /// Absolute positioning with no saved position to come back to (`clear`'s `ESC[H`,
+    /// a program placing its text) moves no text past later text and drops none: the
+    /// text after it goes on a row of its own. It was a status row shown at the end,
+    /// so `clear` then a command's output came out with its first line last, and a
+    /// frame drawn there over another was dropped whatever its stem.
+    #[test]
+    fn absolute_positioning_without_a_saved_position_keeps_order() {
+        let mut s = b"\x1b[H\x1b[2Jhello\n".to_vec();
+        for i in 0..20 {
+            s.extend_from_slice(format!("\x1b[32mline {i}\x1b[0m\n").as_bytes());
+        }
+        let (out, _) = r(&s);
+        assert!(out.starts_with("hello\nline 0\nline 1\n"), "{out}");
+        assert!(out.contains("line 19\n"), "{out}");
+        // A frame of another stem drawn over the text there stays, on its own line.
+        assert_eq!(r(b"\x1b[Hfoo bar\rX\n").0, "foo bar\nX\n");
+        assert_eq!(
+            r(b"\x1b[3;1Hrow three\r3\nafter\n").0,
+            "row three\n3\nafter\n"
+        );
+        assert_eq!(
+            r(b"\x1b[2J\x1b[H  building  \r[1/3]\nDONE\n").0,
+            "  building  \n[1/3]\nDONE\n"
+        );
+        // Text, newlines and positioning (`H`, `f`, `d`) in any order: every word is
+        // shown once, in the order written.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..2000 {
+            let mut input = Vec::new();
+            let mut words = Vec::new();
+            for k in 0..12 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                match seed % 5 {
+                    0 => input.extend_from_slice(b"\x1b[H"),
+                    1 => input
+                        .extend_from_slice(format!("\x1b[{};{}f", seed % 9, seed % 7).as_bytes()),
+                    2 => input.extend_from_slice(format!("\x1b[{}d", seed % 5).as_bytes()),
+                    3 => input.push(b'\n'),
+                    _ => {}
+                }
+                let w = format!("w{k}x{}", seed % 1000);
+                input.extend_from_slice(w.as_bytes());
+                words.push(w);
+                if seed % 3 == 0 {
+                    input.push(b'\n');
+                }
+            }
+            let out = r(&input).0;
+            let mut at = 0;
+            for w in &words {
+                let i = out[at..].find(w.as_str()).unwrap_or_else(|| {
+                    panic!("{w} missing or out of order in {out:?} from {input:?}")
+                });
+                at += i + w.len();
+            }
+        }
     }
 
     #[test]

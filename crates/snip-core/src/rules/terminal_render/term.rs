@@ -753,15 +753,14 @@ impl Term {
             }
             b'H' | b'f' => {
                 self.resolve();
-                let r = p(0, 1) as u32;
-                self.on_status = Some(r);
+                self.to_row(p(0, 1) as u32);
                 self.col = Some(p(1, 1) - 1);
                 self.frame_origin = false;
                 self.dirty = true;
             }
             b'd' => {
                 self.resolve();
-                self.on_status = Some(p(0, 1) as u32);
+                self.to_row(p(0, 1) as u32);
                 self.dirty = true;
             }
             b'K' => {
@@ -815,6 +814,43 @@ impl Term {
 
     fn leave_status(&mut self) {
         self.on_status = None;
+    }
+
+    /// Absolute positioning to screen row `r` (1-based; `ESC[r;cH`, `ESC[rd`). With a
+    /// saved position to come back to (`ESC 7` … `ESC[r;cf` … `ESC 8`, as apt draws its
+    /// `Progress:` line), row `r` is a status row, shown at the end while it is still on
+    /// screen. Without one (`clear`'s `ESC[H`, a program placing its text), the screen's
+    /// size and what is on it are unknown: what follows is written on a row of its own
+    /// after what the cursor's row holds, so every piece of text stays, in the order it
+    /// was written, and none is moved past later text.
+    fn to_row(&mut self, r: u32) {
+        if self.saved.is_some() {
+            self.on_status = Some(r);
+            return;
+        }
+        self.leave_status();
+        let i = self.cur - self.base;
+        if self.rows[i].text.is_empty() {
+            return;
+        }
+        let src = self.line_no;
+        let spare = self
+            .pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
+        let row = &mut self.rows[i];
+        let kept = Row {
+            text: std::mem::replace(&mut row.text, spare),
+            eol: None,
+            src_first: row.src_first,
+            src_last: row.src_last,
+            erased: false,
+        };
+        row.src_first = src;
+        row.src_last = src;
+        row.erased = false;
+        self.rows.insert(i, kept);
+        self.cur += 1;
     }
 
     /// Before `ESC[K` (`mode` 0) or `ESC[2K` (2): a frame drawn over an older one that
