@@ -687,6 +687,34 @@ fn full_check_tells_valid_json_that_cannot_shrink_from_non_json() {
     assert!(!is_json(b"\xff"));
 }
 
+/// JSON Lines whose first or last line is a scalar (`"start"`, `2`) are JSON Lines too:
+/// a long line is elided inside its string, every line stays a JSON value. They were
+/// read as text, and a long line was cut with a bare marker line between its pieces.
+#[test]
+fn json_lines_opening_with_a_scalar_stay_json_lines() {
+    let long = format!("{{\"msg\": \"{}\"}}", "x".repeat(60_000));
+    for input in [
+        format!("\"start\"\n{long}\n2\n"),
+        format!("42\n{long}\nnull"),
+        format!("{long}\ntrue\n"),
+    ] {
+        let out = snip_core::compress(
+            input.as_bytes(),
+            &Config::default(),
+            &mut snip_core::NoStore,
+        )
+        .output;
+        assert!(out.len() < 24_576, "{} bytes", out.len());
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let want = input.lines().filter(|l| !l.trim().is_empty()).count();
+        assert_eq!(lines.len(), want, "{text}");
+        for l in lines {
+            serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        }
+    }
+}
+
 #[test]
 fn cheap_detection() {
     for yes in [
@@ -697,6 +725,10 @@ fn cheap_detection() {
         "[]",
         "{\"a\":1}\n{\"a\":2}\n",
         "[{}]",
+        // JSON Lines opening or ending with a scalar line.
+        "\"start\"\n{\"a\":1}\n2\n",
+        "42\n[1]",
+        "{\"a\":1}\nnull\n",
     ] {
         assert!(looks_like_json(yes.as_bytes()), "{yes:?}");
     }
@@ -710,6 +742,13 @@ fn cheap_detection() {
         "\"s\"",
         "[1,2",
         "diff --git a b",
+        "2026-12-01 started\n2026-12-01 done",
+        "42\nhello",
+        "hello\n{\"a\":1}",
+        "true story\n[1]",
+        // Scalar lines only: a column of numbers is text.
+        "1\n2\n3\n",
+        "true\nfalse",
     ] {
         assert!(!looks_like_json(no.as_bytes()), "{no:?}");
     }

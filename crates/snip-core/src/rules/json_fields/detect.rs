@@ -2,11 +2,13 @@
 
 use super::*;
 
-/// Cheap check: does `input` look like one JSON document or JSON Lines of objects or
-/// arrays? After optional whitespace it must start with `{` or `[`, the next token must be
-/// able to follow that bracket, and the last non-whitespace byte must be `}` or `]`.
-/// Looks only at the leading and trailing whitespace and a few bytes; [`apply`] does the
-/// full parse.
+/// Cheap check: does `input` look like one JSON document or JSON Lines? After optional
+/// whitespace it must start with `{` or `[`, the next token must be able to follow that
+/// bracket, and the last non-whitespace byte must be `}` or `]`; or, for JSON Lines
+/// whose first or last line is a scalar (`"start"`, `42`, `null`), that line must be one
+/// JSON scalar and the other end open or close a container or be a scalar line too.
+/// Looks only at the leading and trailing whitespace, a few bytes and those scalar
+/// lines; [`apply`] does the full parse.
 pub fn looks_like_json(input: &[u8]) -> bool {
     let input = input.strip_prefix(BOM).unwrap_or(input);
     let Some(first) = input.iter().position(|b| !is_ws(*b)) else {
@@ -17,7 +19,7 @@ pub fn looks_like_json(input: &[u8]) -> bool {
     };
     let open = input[first];
     if !matches!(input[last], b'}' | b']') || !matches!(open, b'{' | b'[') || last == first {
-        return false;
+        return lines_with_a_scalar_end(&input[first..=last]);
     }
     let Some(next) = input[first + 1..].iter().find(|b| !is_ws(**b)) else {
         return false;
@@ -29,6 +31,23 @@ pub fn looks_like_json(input: &[u8]) -> bool {
             b'{' | b'[' | b']' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
         ),
     }
+}
+
+/// [`looks_like_json`] for JSON Lines that open or end with a scalar line: `text`
+/// (trimmed) holds a line feed, its first line is one JSON scalar or opens a container,
+/// its last line is one JSON scalar or closes a container, and some line opens one (a
+/// column of numbers, `seq`'s output, stays text).
+fn lines_with_a_scalar_end(text: &[u8]) -> bool {
+    let (Some(a), Some(b)) = (memchr(b'\n', text), memchr::memrchr(b'\n', text)) else {
+        return false;
+    };
+    let (head, tail) = (&text[..a], &text[b + 1..]);
+    let opens = matches!(text[0], b'{' | b'[');
+    let closes = matches!(text[text.len() - 1], b'}' | b']');
+    (opens || is_json_scalar(head))
+        && (closes || is_json_scalar(tail))
+        && !(opens && closes)
+        && (opens || memmem::find(text, b"\n{").is_some() || memmem::find(text, b"\n[").is_some())
 }
 
 /// Whether `input` is one JSON scalar (a number, `true`, `false`, `null` or a string)
