@@ -370,13 +370,18 @@ fn bash_command(payload: &Value) -> &str {
 }
 
 /// True when `command` runs `snip restore`: some simple command of it (split at
-/// `;`, `&`, `|`, newlines, parentheses and backquotes outside quotes) whose command
-/// word, after variable assignments and `env`/`command`/`exec`/`time`/`nice`/`sudo`,
-/// has `snip` as its last path component and whose next word is `restore`; also
-/// inside `snip run [OPTIONS] -- CMD…` and a shell's `-c 'SCRIPT'`. A command that
-/// only mentions it (`grep -r "snip restore" .`, `echo snip restore`) does not run it.
-/// Its output is an original snip already gave back: compressing it again would hide
-/// it behind a new marker.
+/// `;`, `&`, `|`, newlines, parentheses and backquotes outside quotes) holds the words
+/// `snip` (by its last path component) and `restore` one after the other, past its
+/// command word, after variable assignments and the reserved words that may open a
+/// command (`{`, `!`, `if`, `then`, `do`, …), unless that command word is one that
+/// only shows or searches text (`echo`, `grep`, `cat`, …); also inside `snip run
+/// [OPTIONS] -- CMD…` and a shell's `-c 'SCRIPT'`, wherever the shell is in the
+/// command (`timeout 5 bash -c '…'`). So every wrapper that runs its arguments
+/// (`time -p`, `timeout 30`, `nohup`, `xargs`, `sudo`, `stdbuf -oL`, …) is seen
+/// through without being listed, and a command that only mentions it (`grep -r "snip
+/// restore" .`, `echo snip restore`) does not run it. When in doubt, yes: the output of
+/// a restore compressed again would hide the bytes the model asked for behind a new
+/// marker, where leaving a mention's short output whole costs little.
 pub fn runs_snip_restore(command: &str) -> bool {
     runs_restore_in(command, 0)
 }
@@ -389,54 +394,61 @@ fn runs_restore_in(script: &str, depth: usize) -> bool {
         })
 }
 
+/// Commands that only show or search the text they are given: `snip restore` among
+/// their arguments is a mention, not a run.
+const MENTIONS: &[&str] = &[
+    "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "less", "more", "head",
+    "tail", "sed", "awk", "man", "git", "test", "[", "#",
+];
+
 /// One simple command's words: does it run `snip restore`?
 fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
-    let mut rest = words;
-    // Assignments and the wrappers that run their arguments as a command.
-    while let Some((w, tail)) = rest.split_first() {
-        let name = w.rsplit('/').next().unwrap_or(w);
-        if is_assignment(w) {
-            rest = tail;
-        } else if matches!(name, "env" | "command" | "exec" | "time" | "nice" | "sudo") {
-            rest = tail;
-            // Their options, and the value of those that take one (`nice -n 5`,
-            // `sudo -u me`, `env -C dir`).
-            while let Some((w, tail)) = rest.split_first() {
-                if !(w.starts_with('-') || is_assignment(w)) {
-                    break;
-                }
-                rest = match *w {
-                    "-n" | "-u" | "-g" | "-C" | "-S" | "-p" => tail.get(1..).unwrap_or(&[]),
-                    _ => tail,
-                };
-            }
-        } else {
-            break;
-        }
-    }
-    let Some((cmd, args)) = rest.split_first() else {
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
+    // Assignments and the reserved words that may come before a command.
+    let start = words
+        .iter()
+        .position(|w| {
+            !(is_assignment(w)
+                || matches!(
+                    *w,
+                    "{" | "}" | "!" | "if" | "then" | "else" | "elif" | "do" | "while" | "until"
+                ))
+        })
+        .unwrap_or(words.len());
+    let words = &words[start..];
+    let Some(cmd) = words.first() else {
         return false;
     };
-    let name = cmd.rsplit('/').next().unwrap_or(cmd);
-    if name == "snip" {
-        return match args.first() {
-            Some(&"restore") => true,
-            // `snip run [OPTIONS] -- CMD…`
-            Some(&"run") => args
-                .iter()
-                .position(|w| *w == "--")
-                .is_some_and(|i| simple_runs_restore(&args[i + 1..], depth)),
-            _ => false,
-        };
+    if MENTIONS.contains(&base(cmd).as_str()) {
+        return false;
     }
-    if matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
-        if let Some(i) = args
-            .iter()
-            .position(|w| w.starts_with('-') && w.ends_with('c'))
-        {
-            return args
-                .get(i + 1)
-                .is_some_and(|script| runs_restore_in(script, depth + 1));
+    for (i, w) in words.iter().enumerate() {
+        let name = base(w);
+        if name == "snip" {
+            match words.get(i + 1) {
+                Some(&"restore") => return true,
+                // `snip run [OPTIONS] -- CMD…`
+                Some(&"run") => {
+                    if let Some(k) = words[i + 1..].iter().position(|w| *w == "--") {
+                        return simple_runs_restore(&words[i + 2 + k..], depth);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A shell's `-c 'SCRIPT'`, wherever the shell is (`timeout 5 bash -c …`).
+        if matches!(name.as_str(), "sh" | "bash" | "zsh" | "dash" | "ksh") {
+            if let Some(k) = words[i + 1..]
+                .iter()
+                .position(|w| w.starts_with('-') && w.ends_with('c'))
+            {
+                if words
+                    .get(i + 2 + k)
+                    .is_some_and(|script| runs_restore_in(script, depth + 1))
+                {
+                    return true;
+                }
+            }
         }
     }
     false
@@ -713,6 +725,18 @@ mod tests {
             "sudo -u me /usr/local/bin/snip restore sn_1",
             "ls; snip run --restore-tool t -- snip restore sn_1",
             "echo start\nsnip restore sn_1",
+            // Wrappers and reserved words before it, none of them listed anywhere.
+            "time -p snip restore sn_1 --bytes 0:8192 --raw",
+            "command -p snip restore sn_1",
+            "timeout 30 snip restore sn_1",
+            "nohup snip restore sn_1",
+            "{ snip restore sn_1; }",
+            "if true; then snip restore sn_1; fi",
+            "! snip restore sn_1",
+            "echo sn_1 | xargs snip restore",
+            "stdbuf -oL snip restore sn_1",
+            "timeout 5 bash -c 'snip restore sn_1'",
+            "for i in 1; do snip restore sn_1; done",
         ] {
             assert!(runs_snip_restore(cmd), "{cmd}");
             let p = json!({"hook_event_name":"PostToolUse","tool_name":"Bash",
@@ -730,6 +754,9 @@ mod tests {
             "rg 'snip restore sn_1' docs/",
             "cat notes.txt | grep snip\\ restore",
             "bash -c 'echo snip restore'",
+            "printf '%s\\n' snip restore",
+            "git log --grep 'snip restore'",
+            "timeout 5 bash -c 'echo snip restore'",
         ] {
             assert!(!runs_snip_restore(cmd), "{cmd}");
         }
