@@ -252,17 +252,26 @@ fn a_same_size_damaged_entry_is_never_served() {
         assert_eq!(store.put(&original).unwrap(), id);
         assert_eq!(store.restore(&req).status, RestoreStatus::Ok, "{req:?}");
     }
-    // Over 1 MiB, a bytes page reads only its window (not checked); any read of the
-    // whole original is.
+    // Over 1 MiB too: a bytes page anywhere, the damage inside its window or not,
+    // reads and checks the whole original (it read only its window, and a page over
+    // the damage answered `ok` with the damaged bytes).
     let big: Vec<u8> = (0..60_000)
         .flat_map(|i| format!("request {i} served\n").into_bytes())
         .collect();
     assert!(big.len() as u64 > snip_store::restore::VERIFY_ALWAYS_MAX_BYTES);
+    for (damage, page) in [(500_050, 500_000), (10, 500_000), (900_000, 0)] {
+        let id = store.put(&big).unwrap();
+        flip(&store, &id, damage);
+        let r = store.restore(&RestoreRequest::bytes(&id, page, Some(page + 100)));
+        assert_eq!(r.status, RestoreStatus::Error, "damage at {damage}, page at {page}");
+        assert!(r.content.is_none());
+        assert!(!store.contains(&id));
+    }
     let id = store.put(&big).unwrap();
-    flip(&store, &id, 10);
     let page = store.restore(&RestoreRequest::bytes(&id, 500_000, Some(500_100)));
     assert_eq!(page.status, RestoreStatus::Ok);
     assert_eq!(page.content_bytes().unwrap(), &big[500_000..500_100]);
+    flip(&store, &id, 10);
     let r = store.restore(&RestoreRequest::lines(&id, 5, Some(6)));
     assert_eq!(r.status, RestoreStatus::Error);
     assert!(!store.contains(&id));

@@ -37,11 +37,12 @@ pub const MAX_CONTEXT: usize = 20;
 pub const MAX_QUERY_BYTES: usize = 1024;
 /// Lines longer than this are shown as a window in search results, in bytes.
 pub const SEARCH_LINE_WINDOW: usize = 512;
-/// Originals up to this size (bytes) are checked against their SHA-256 on every
-/// restore, `bytes` pages included: the page then reads the whole original (about
-/// 1 ms at this size). Larger originals are checked whenever a restore reads them
-/// whole anyway (`lines`, `search`, `full`, `field`, or a `bytes` page from 0 to the
-/// end); a `bytes` page of one reads only its window and is not checked.
+/// Originals over this size (bytes) have their line index kept by a long-lived
+/// process once a restore has read them whole and checked them, and later `lines`
+/// pages read one window through it (see `line_cache`). Every other restore reads the
+/// whole original and checks it against its SHA-256, a `bytes` page of any size
+/// included (about 1 ms a MiB with SHA-NI: 20 ms for a 32 MiB original), so that a
+/// damaged original never answers `ok` with wrong bytes.
 pub const VERIFY_ALWAYS_MAX_BYTES: u64 = 1024 * 1024;
 
 /// The slice of the original a request indexes.
@@ -180,16 +181,15 @@ impl Ctx<'_> {
         let len = self.entry.len;
         let read = |a: u64, b: u64| -> std::io::Result<Vec<u8>> {
             match &scope {
-                // Read whole (and so checked against its SHA-256): every read of a small
-                // original, and any read of all of a large one.
-                Scope::Whole if len <= VERIFY_ALWAYS_MAX_BYTES || (a == 0 && b >= len) => {
+                // Read whole, and so checked against its SHA-256, whatever the range: a
+                // window read alone would answer `ok` with the bytes of a damaged file.
+                Scope::Whole => {
                     let mut all = self.entry.read_all_verified()?;
                     let b = b.min(len) as usize;
                     all.truncate(b);
                     all.drain(..(a as usize).min(b));
                     Ok(all)
                 }
-                Scope::Whole => self.entry.read_range(a, b),
                 Scope::Field(v) => {
                     let b = (b.min(v.len() as u64)) as usize;
                     let a = (a as usize).min(b);
