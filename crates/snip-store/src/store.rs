@@ -69,7 +69,7 @@ pub struct Store {
     key: Option<Key>,
     /// The shared store, when `SNIP_STORE_URL` is set: originals and the ledger live
     /// there, and `dir` is only its URL (password masked), for messages.
-    redis: Option<std::sync::Arc<crate::redis_store::Redis>>,
+    pub(crate) redis: Option<std::sync::Arc<crate::redis_store::Redis>>,
     /// Line indexes of large originals read whole by this process.
     pub(crate) lines: crate::restore::LineCache,
     /// An empty temp file made ahead for the next small put ([`Store::prepare_spare`]).
@@ -669,6 +669,39 @@ impl Store {
             return false;
         };
         if !entry.is_file(&md) || fs::remove_file(&path).is_err() {
+            return false;
+        }
+        if let Some(u) = read_usage(&lock) {
+            let left = Usage {
+                entries: u.entries.saturating_sub(1),
+                bytes: u.bytes.saturating_sub(md.len()),
+                ..u
+            };
+            write_usage(&lock, &left);
+        }
+        true
+    }
+
+    /// Removes the entry file of `id` whose header does not parse or disagrees with
+    /// its size, if it still does under the store lock (a fresh copy renamed into
+    /// place since is kept), and updates the usage counters. Best effort: says whether
+    /// the file was removed.
+    pub(crate) fn discard_unreadable(&self, id: &str) -> bool {
+        if self.redis.is_some() {
+            return false;
+        }
+        let path = self.objects.join(id);
+        let Ok(lock) = self.lock() else { return false };
+        let Ok(file) = fsutil::open_private_file(&path) else {
+            return false;
+        };
+        let Ok(md) = file.metadata() else {
+            return false;
+        };
+        if !md.is_file() || Entry::from_file(file, md.len()).is_ok() {
+            return false;
+        }
+        if fs::remove_file(&path).is_err() {
             return false;
         }
         if let Some(u) = read_usage(&lock) {

@@ -199,6 +199,13 @@ fn a_damaged_entry_answers_error_not_partial_content() {
     let r = store.restore(&RestoreRequest::bytes(&id, 0, None));
     assert_eq!(r.status, RestoreStatus::Error);
     assert!(r.note.contains("damaged"), "{}", r.note);
+    // The note says what to do, in one line, and the file is gone.
+    assert!(
+        r.note.contains("re-run the command") && !r.note.contains('\n'),
+        "{}",
+        r.note
+    );
+    assert!(!path.exists());
     // Storing the original again repairs it.
     assert_eq!(store.put(&vec![b'z'; 5000]).unwrap(), id);
     assert_eq!(
@@ -220,6 +227,36 @@ fn flip(store: &Store, id: &str, at: u64) {
     let at = snip_store::HEADER_LEN as u64 + at;
     f.read_exact_at(&mut b, at).unwrap();
     f.write_all_at(&[b[0] ^ 0x20], at).unwrap();
+}
+
+/// An entry whose header is not snip's is damaged too: the restore says so, says what
+/// to do, and removes it, so that storing the original again writes it afresh.
+#[test]
+fn an_entry_with_a_damaged_header_is_removed_with_a_note_that_says_what_to_do() {
+    let (_d, store) = temp_store(|_| {});
+    let original = vec![b'q'; 5000];
+    let id = store.put(&original).unwrap();
+    let path = store.dir().join("objects").join(&id);
+    {
+        use std::os::unix::fs::FileExt;
+        let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all_at(b"garbage!", 0).unwrap();
+    }
+    let r = store.restore(&RestoreRequest::bytes(&id, 0, None));
+    assert_eq!(r.status, RestoreStatus::Error);
+    assert!(
+        r.note.contains("damaged")
+            && r.note.contains("re-run the command")
+            && !r.note.contains('\n'),
+        "{}",
+        r.note
+    );
+    assert!(!path.exists());
+    assert_eq!(store.put(&original).unwrap(), id);
+    assert_eq!(
+        store.restore(&RestoreRequest::bytes(&id, 0, None)).status,
+        RestoreStatus::Ok
+    );
 }
 
 #[test]
@@ -263,7 +300,11 @@ fn a_same_size_damaged_entry_is_never_served() {
         let id = store.put(&big).unwrap();
         flip(&store, &id, damage);
         let r = store.restore(&RestoreRequest::bytes(&id, page, Some(page + 100)));
-        assert_eq!(r.status, RestoreStatus::Error, "damage at {damage}, page at {page}");
+        assert_eq!(
+            r.status,
+            RestoreStatus::Error,
+            "damage at {damage}, page at {page}"
+        );
         assert!(r.content.is_none());
         assert!(!store.contains(&id));
     }

@@ -112,6 +112,29 @@ impl Store {
             Err(e) if e.is_remote() => {
                 return RestoreResponse::failure(req, RestoreStatus::Unavailable, e.to_string())
             }
+            // A header that does not parse or disagrees with the file's size: damaged,
+            // as a file whose bytes fail their sha256 is, and removed the same way.
+            Err(crate::StoreError::Io { cause, .. })
+                if cause.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                let what = if self.discard_unreadable(&req.id) {
+                    "it was removed from the store; re-run the command to see its output again"
+                        .to_string()
+                } else if self.redis.is_some() {
+                    "re-run the command to see its output again (storing it again replaces it)"
+                        .to_string()
+                } else {
+                    format!(
+                        "remove {} and re-run the command to see its output again",
+                        self.dir().join("objects").join(&req.id).display()
+                    )
+                };
+                return RestoreResponse::failure(
+                    req,
+                    RestoreStatus::Error,
+                    format!("the original is damaged: {cause}; {what}"),
+                );
+            }
             Err(e) => return RestoreResponse::failure(req, RestoreStatus::Error, e.to_string()),
         };
         let mut base = RestoreResponse::failure(req, RestoreStatus::Ok, UNTRUSTED_NOTE);
