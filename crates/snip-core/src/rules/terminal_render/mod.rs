@@ -403,7 +403,7 @@ mod tests {
                 let w = format!("w{k}x{}", seed % 1000);
                 input.extend_from_slice(w.as_bytes());
                 words.push(w);
-                if seed % 3 == 0 {
+                if seed.is_multiple_of(3) {
                     input.push(b'\n');
                 }
             }

@@ -753,14 +753,14 @@ impl Term {
             }
             b'H' | b'f' => {
                 self.resolve();
-                self.to_row(p(0, 1) as u32);
+                self.move_to_row(p(0, 1) as u32);
                 self.col = Some(p(1, 1) - 1);
                 self.frame_origin = false;
                 self.dirty = true;
             }
             b'd' => {
                 self.resolve();
-                self.to_row(p(0, 1) as u32);
+                self.move_to_row(p(0, 1) as u32);
                 self.dirty = true;
             }
             b'K' => {
@@ -823,7 +823,7 @@ impl Term {
     /// size and what is on it are unknown: what follows is written on a row of its own
     /// after what the cursor's row holds, so every piece of text stays, in the order it
     /// was written, and none is moved past later text.
-    fn to_row(&mut self, r: u32) {
+    fn move_to_row(&mut self, r: u32) {
         if self.saved.is_some() {
             self.on_status = Some(r);
             return;
