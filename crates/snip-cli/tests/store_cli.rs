@@ -324,6 +324,11 @@ fn restore_modes_and_a_pasted_marker_call() {
         String::from_utf8_lossy(&o.stdout),
         "2024-05-01 request 3 served in 3 ms\n2024-05-01 request 4 served in 3 ms\n"
     );
+    // --raw with no match says so on stderr (it printed nothing anywhere).
+    let o = env.run(&["restore", &id, "--search", "no such text", "--raw"]);
+    assert!(o.status.success() && o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no match for \"no such text\""), "{err}");
     // --raw with more to come says how to continue, on stderr.
     let o = env.run(&["restore", &id, "--raw", "--max-bytes", "100"]);
     assert_eq!(o.stdout.len(), 100);

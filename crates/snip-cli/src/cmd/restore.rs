@@ -137,6 +137,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if resp.status == RestoreStatus::Ok && !caveat.is_empty() {
             eprintln!("snip restore: {caveat}");
         }
+        // A search that found nothing prints no content: say so, or a raw reader sees
+        // the same silence as an empty original.
+        if resp.status == RestoreStatus::Ok
+            && req.mode == RestoreMode::Search
+            && resp.total_matches == Some(0)
+        {
+            eprintln!(
+                "snip restore: no match for {:?} in {} (the search is literal and case-sensitive)",
+                req.query.as_deref().unwrap_or_default(),
+                req.id
+            );
+        }
         if let (RestoreStatus::Ok, Some((from, next))) = (resp.status, next) {
             eprintln!(
                 "snip restore: more follows; continue with {}",
