@@ -269,7 +269,15 @@ pub fn parse_usize(
             .replace('_', "")
             .parse::<usize>()
             .map(Some)
-            .map_err(|_| ConfigError::new(name, &v, expected)),
+            .map_err(|e| match e.kind() {
+                // All digits, too many of them: say that, not "a whole number".
+                std::num::IntErrorKind::PosOverflow => ConfigError::new(
+                    name,
+                    &v,
+                    &format!("{expected}, at most {} (it is larger)", usize::MAX),
+                ),
+                _ => ConfigError::new(name, &v, expected),
+            }),
     }
 }
 
@@ -295,6 +303,15 @@ mod tests {
         Config::from_lookup(|k| (k == name).then(|| value.clone()))
             .expect_err("a bad value is refused")
             .to_string()
+    }
+
+    /// A number too large to hold is refused as too large, not as "not a number".
+    #[test]
+    fn a_number_too_large_is_called_too_large() {
+        let e = error("SNIP_MAX_BYTES", "99999999999999999999999");
+        assert!(e.contains("at most") && e.contains("it is larger"), "{e}");
+        let e = error("SNIP_MAX_BYTES", "lots");
+        assert!(!e.contains("it is larger"), "{e}");
     }
 
     /// Head and tail over the budget: the error names the variable that was set.
