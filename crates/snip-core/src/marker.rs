@@ -405,11 +405,13 @@ pub enum CallValue {
 /// # Errors
 /// One line saying what is malformed (not `snip_restore(…)`, no `=`, an unterminated
 /// string, a value that is neither a string nor a whole number, no `,` between
-/// arguments), or the first error `arg` returns.
+/// arguments, a key given twice, as the JSON form refuses a duplicate key), or the
+/// first error `arg` returns.
 pub fn parse_restore_call(
     call: &str,
     mut arg: impl FnMut(&str, CallValue) -> Result<(), String>,
 ) -> Result<(), String> {
+    let mut seen: Vec<String> = Vec::new();
     let body = strip_call_name(call.trim())
         .and_then(|b| b.strip_suffix(')'))
         .ok_or(
@@ -454,6 +456,10 @@ pub fn parse_restore_call(
                 .map_err(|_| format!("{key} takes a quoted string or a whole number"))?;
             (CallValue::Num(n), &after[n_end..])
         };
+        if seen.iter().any(|k| k == key) {
+            return Err(format!("{key} is given twice in the restore call"));
+        }
+        seen.push(key.to_string());
         arg(key, value)?;
         rest = tail.trim_start();
         if let Some(r) = rest.strip_prefix(',') {
@@ -513,6 +519,21 @@ mod tests {
     }
 
     /// Every call the renderer writes parses back to its arguments.
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        let e = parse_restore_call(
+            "snip_restore(id=\"sn_1\", mode=\"lines\", start=1, end=2, start=3)",
+            |_, _| Ok(()),
+        )
+        .unwrap_err();
+        assert!(e.contains("start is given twice"), "{e}");
+        assert!(parse_restore_call(
+            "snip_restore(id=\"sn_1\", mode=\"lines\", start=1, end=2)",
+            |_, _| Ok(())
+        )
+        .is_ok());
+    }
+
     #[test]
     fn parses_the_calls_it_renders() {
         let call = RestoreCall::FieldBytes {
