@@ -3,23 +3,27 @@
 # `snip bench` runs) from this checkout with `cargo install`, into the same directory.
 #
 # On Linux with glibc (host triple *-linux-gnu) the binaries are linked statically
-# (static-pie, glibc included): a hook starts snip once per tool call, and a static
-# binary skips the dynamic loader (loading libgcc_s and libc, resolving symbols); the
-# figures are in docs/benchmark.md, "Design measurements", and docs/claude-code.md,
-# "Performance". Elsewhere: `cargo install` with the same profile.
+# (glibc included) and not position-independent: a hook starts snip once per tool
+# call; a static binary skips the dynamic loader (loading libgcc_s and libc, resolving
+# symbols), and a non-PIE one has nothing to relocate at start-up (a static-pie one
+# writes its ~8,000 relocations into 33 pages of `.data.rel.ro` first). On the 50 KB
+# hook payload that took a call from 1.53-1.72x `cat` (static-pie) to 1.11-1.19x
+# (docs/benchmark.md, "The hook near `cat`, again"). The cost: the executable's own
+# code and data sit at a fixed address (no ASLR for them, as Go builds by default;
+# heap, stack and mappings are still randomized); `--pie` builds static-pie instead.
+# The figures are in docs/benchmark.md and docs/claude-code.md, "Performance".
+# Elsewhere: `cargo install` with the same profile.
 #
 # The code is compiled for this machine's CPU (`-C target-cpu=native`): the hook's
 # vector code (memchr, the salient-word search, SHA-256) is then chosen at compile time
 # instead of by CPUID queries at every start, which trap to the hypervisor in a virtual
-# machine (docs/benchmark.md, "The hook: compiled for the CPU it runs on"). The binary
+# machine (docs/benchmark.md, "The hook near `cat`, again"). The binary
 # may then not run on an older CPU: `--portable` builds for the target's baseline.
 #
-# Usage: scripts/install.sh [--no-pie | --dynamic] [--portable] [CARGO INSTALL OPTIONS...]
-#   --no-pie    static and not position-independent: nothing to relocate at start-up
-#               (on the 50 KB hook payload 33 fewer page faults and 1.46-1.50x `cat`
-#               against 1.57-1.66x, docs/benchmark.md, "The hook near `cat`"), but the
-#               executable's own code and data sit at a fixed address (no ASLR for
-#               them; as Go builds by default), so it is not the default
+# Usage: scripts/install.sh [--pie | --no-pie | --dynamic] [--portable] [CARGO INSTALL OPTIONS...]
+#   --pie       static-pie: the executable is loaded at a random address too (ASLR),
+#               at the cost of relocating it at every start (see above)
+#   --no-pie    static and not position-independent (the default on *-linux-gnu)
 #   --dynamic   `cargo install --locked --profile dist --path crates/snip-cli`, then
 #               the same for crates/snip-bench
 #   --portable  for any CPU of the target (no `-C target-cpu=native`): a binary to
@@ -29,13 +33,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mode=static
+mode=no-pie
 cpu=(-C target-cpu=native)
 # The `dist` profile (whole-program LTO, see Cargo.toml) unless the caller picks one.
 profile=(--profile dist)
 args=()
 for a in "$@"; do
     case "$a" in
+        --pie) mode=static ;;
         --no-pie) mode=no-pie ;;
         --dynamic) mode=dynamic ;;
         --portable) cpu=() ;;

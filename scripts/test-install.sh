@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/install.sh works: installs `snip` (debug profile, to keep CI short) into a
-# temporary root, checks that on *-linux-gnu it is statically linked, and runs it as
-# a user would: the filter with a store, restore by lines, `snip run`'s exit status,
-# and the Claude Code hook on a Bash payload.
+# temporary root, checks that on *-linux-gnu it is statically linked and not
+# position-independent, and runs it as a user would: the filter with a store, restore
+# by lines, `snip run`'s exit status, and the Claude Code hook on a Bash payload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +24,10 @@ case "$host" in
             *"statically linked"* | *"not a dynamic executable"*) ;;
             *) fail "expected a static binary on $host, ldd says: $linked" ;;
         esac
+        # Not position-independent by default: ELF e_type (2 bytes at offset 16) is
+        # ET_EXEC (2), not ET_DYN (3), so nothing is relocated at start-up.
+        e_type="$(od -An -tu2 -j16 -N2 "$snip" | tr -d ' ')"
+        [ "$e_type" = 2 ] || fail "expected a non-PIE executable (ELF type 2), found type $e_type"
         ;;
 esac
 "$snip" --version | grep -q '^snip ' || fail "snip --version"
