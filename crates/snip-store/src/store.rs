@@ -125,6 +125,9 @@ pub struct GcReport {
     pub evicted: u64,
     /// Temp files of dead writers removed.
     pub stale_temp_files: u64,
+    /// Originals removed because their file is damaged: a header that does not parse
+    /// or disagrees with the file's size (a restore of them could only fail).
+    pub damaged: u64,
     /// Originals left.
     pub entries: u64,
     /// Bytes left (entry files, headers included).
@@ -731,17 +734,44 @@ impl Store {
         }
         let lock = self.lock()?;
         let (stale, _) = self.remove_stale_temps();
-        let (expired, evicted, usage) =
+        let (expired, evicted, mut usage) =
             self.evict(None, self.opts.max_entries as u64, self.opts.max_bytes)?;
+        let (damaged, freed) = self.remove_damaged()?;
+        usage.entries = usage.entries.saturating_sub(damaged);
+        usage.bytes = usage.bytes.saturating_sub(freed);
         trim_usage(&lock);
         write_usage(&lock, &usage);
         Ok(GcReport {
             expired,
             evicted,
             stale_temp_files: stale,
+            damaged,
             entries: usage.entries,
             bytes: usage.bytes,
         })
+    }
+
+    /// Under the lock: removes every entry file whose header does not parse or
+    /// disagrees with the file's size; returns how many, and their bytes. Reads each
+    /// entry's header (`snip gc` only; a put never scans the store this way).
+    fn remove_damaged(&self) -> Result<(u64, u64), StoreError> {
+        let (mut n, mut bytes) = (0, 0);
+        for f in self.scan()? {
+            let path = self.objects.join(&f.name);
+            let Ok(file) = fsutil::open_private_file(&path) else {
+                continue;
+            };
+            match Entry::from_file(file, f.size) {
+                Err(e) if e.kind() == ErrorKind::InvalidData => {
+                    if fs::remove_file(&path).is_ok() {
+                        n += 1;
+                        bytes += f.size;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok((n, bytes))
     }
 
     /// Takes the store lock (exclusive; released when the file is dropped). A fresh

@@ -259,6 +259,35 @@ fn an_entry_with_a_damaged_header_is_removed_with_a_note_that_says_what_to_do() 
     );
 }
 
+/// `snip gc` removes entries whose header is damaged or disagrees with the file's
+/// size (it kept them, and counted them among the originals), and keeps the others.
+#[test]
+fn gc_removes_damaged_entries() {
+    let (_d, store) = temp_store(|_| {});
+    let good = store.put(&vec![b'g'; 3000]).unwrap();
+    let cut = store.put(&vec![b'c'; 3000]).unwrap();
+    let garbled = store.put(&vec![b'x'; 3000]).unwrap();
+    let objects = store.dir().join("objects");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(objects.join(&cut))
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    {
+        use std::os::unix::fs::FileExt;
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .open(objects.join(&garbled))
+            .unwrap();
+        f.write_all_at(b"garbage!", 0).unwrap();
+    }
+    let r = store.gc().unwrap();
+    assert_eq!((r.damaged, r.entries), (2, 1), "{r:?}");
+    assert!(store.contains(&good));
+    assert!(!objects.join(&cut).exists() && !objects.join(&garbled).exists());
+}
+
 #[test]
 fn a_same_size_damaged_entry_is_never_served() {
     let (_d, store) = temp_store(|_| {});

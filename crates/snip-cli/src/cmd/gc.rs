@@ -47,9 +47,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         let t = super::stats::thousands;
         crate::common::print(format!(
-            "snip gc: removed {} expired and {} over-cap originals, {} stale temp files; {} originals ({} bytes) left in {}\n",
+            "snip gc: removed {} expired, {} over-cap and {} damaged originals, {} stale temp files; {} originals ({} bytes) left in {}\n",
             t(r.expired),
             t(r.evicted),
+            t(r.damaged),
             t(r.stale_temp_files),
             t(r.entries),
             t(r.bytes),
