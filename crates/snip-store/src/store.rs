@@ -761,14 +761,13 @@ impl Store {
             let Ok(file) = fsutil::open_private_file(&path) else {
                 continue;
             };
-            match Entry::from_file(file, f.size) {
-                Err(e) if e.kind() == ErrorKind::InvalidData => {
-                    if fs::remove_file(&path).is_ok() {
-                        n += 1;
-                        bytes += f.size;
-                    }
-                }
-                _ => {}
+            let damaged = matches!(
+                Entry::from_file(file, f.size),
+                Err(e) if e.kind() == ErrorKind::InvalidData
+            );
+            if damaged && fs::remove_file(&path).is_ok() {
+                n += 1;
+                bytes += f.size;
             }
         }
         Ok((n, bytes))
