@@ -134,6 +134,19 @@ pub struct GcReport {
     pub bytes: u64,
 }
 
+/// Takes one entry of `bytes` (its file's size) off the usage counters in the held
+/// `lock` file, when they can be read.
+fn count_removed(lock: &File, bytes: u64) {
+    if let Some(u) = read_usage(lock) {
+        let left = Usage {
+            entries: u.entries.saturating_sub(1),
+            bytes: u.bytes.saturating_sub(bytes),
+            ..u
+        };
+        write_usage(lock, &left);
+    }
+}
+
 /// Usage counters kept in the lock file, updated under the lock.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 struct Usage {
@@ -674,14 +687,7 @@ impl Store {
         if !entry.is_file(&md) || fs::remove_file(&path).is_err() {
             return false;
         }
-        if let Some(u) = read_usage(&lock) {
-            let left = Usage {
-                entries: u.entries.saturating_sub(1),
-                bytes: u.bytes.saturating_sub(md.len()),
-                ..u
-            };
-            write_usage(&lock, &left);
-        }
+        count_removed(&lock, md.len());
         true
     }
 
@@ -707,14 +713,7 @@ impl Store {
         if fs::remove_file(&path).is_err() {
             return false;
         }
-        if let Some(u) = read_usage(&lock) {
-            let left = Usage {
-                entries: u.entries.saturating_sub(1),
-                bytes: u.bytes.saturating_sub(md.len()),
-                ..u
-            };
-            write_usage(&lock, &left);
-        }
+        count_removed(&lock, md.len());
         true
     }
 

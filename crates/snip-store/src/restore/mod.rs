@@ -117,18 +117,7 @@ impl Store {
             Err(crate::StoreError::Io { cause, .. })
                 if cause.kind() == std::io::ErrorKind::InvalidData =>
             {
-                let what = if self.discard_unreadable(&req.id) {
-                    "it was removed from the store; re-run the command to see its output again"
-                        .to_string()
-                } else if self.redis.is_some() {
-                    "re-run the command to see its output again (storing it again replaces it)"
-                        .to_string()
-                } else {
-                    format!(
-                        "remove {} and re-run the command to see its output again",
-                        self.dir().join("objects").join(&req.id).display()
-                    )
-                };
+                let what = self.damaged_fix(&req.id, self.discard_unreadable(&req.id));
                 return RestoreResponse::failure(
                     req,
                     RestoreStatus::Error,
@@ -162,15 +151,7 @@ impl Store {
             Err(e) if Damaged::is(&e) => {
                 // Never served. Removed, so that storing the original again (re-running
                 // the command) writes it afresh instead of refreshing the damaged file.
-                let what = if self.discard_damaged(&req.id, &entry) {
-                    "it was removed from the store; re-run the command to see its output again"
-                        .to_string()
-                } else {
-                    format!(
-                        "remove {} and re-run the command to see its output again",
-                        self.dir().join("objects").join(&req.id).display()
-                    )
-                };
+                let what = self.damaged_fix(&req.id, self.discard_damaged(&req.id, &entry));
                 ctx.fail(
                     RestoreStatus::Error,
                     format!("the original is damaged: {e}; {what}"),
@@ -180,6 +161,23 @@ impl Store {
                 RestoreStatus::Error,
                 format!("cannot read the original: {e}"),
             ),
+        }
+    }
+}
+
+impl Store {
+    /// What to do about the damaged original `id`, after an attempt to remove it
+    /// (`removed`: it is gone, so re-running the command stores it afresh).
+    fn damaged_fix(&self, id: &str, removed: bool) -> String {
+        if removed {
+            "it was removed from the store; re-run the command to see its output again".into()
+        } else if self.redis.is_some() {
+            "re-run the command to see its output again (storing it again replaces it)".into()
+        } else {
+            format!(
+                "remove {} and re-run the command to see its output again",
+                self.dir().join("objects").join(id).display()
+            )
         }
     }
 }
