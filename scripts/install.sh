@@ -7,7 +7,7 @@
 # call; a static binary skips the dynamic loader (loading libgcc_s and libc, resolving
 # symbols), and a non-PIE one has nothing to relocate at start-up (a static-pie one
 # writes its ~8,000 relocations into 33 pages of `.data.rel.ro` first). On the 50 KB
-# hook payload that took a call from 1.53-1.72x `cat` (static-pie) to 1.11-1.19x
+# hook payload that took a call from 1.53-1.78x `cat` (static-pie) to 1.11-1.29x
 # (docs/benchmark.md, "The hook near `cat`, again"). The cost: the executable's own
 # code and data sit at a fixed address (no ASLR for them, as Go builds by default;
 # heap, stack and mappings are still randomized); `--pie` builds static-pie instead.
