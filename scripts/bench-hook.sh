@@ -4,10 +4,11 @@
 #     (store writes and ledger included) against `cat` on the same payload: each
 #     spawned directly (posix_spawn, stdin from the payload file), all of them in
 #     turn so that a noisy neighbour hits each alike; medians of wall time, CPU time
-#     and page faults. Three builds of snip, all with the `dist` profile: dynamic
-#     (scripts/install.sh --dynamic), and on *-linux-gnu static-pie and static no-pie
-#     (what scripts/install.sh builds, by default and with --no-pie). With hyperfine (Debian package) also its figures
-#     for the dynamic build.
+#     and page faults. Three builds of snip, all with the `dist` profile: dynamic and
+#     portable (what a plain `cargo install` gives, with its profile), and on
+#     *-linux-gnu, compiled for this machine's CPU, static-pie (scripts/install.sh
+#     --pie) and static no-pie (what scripts/install.sh builds by default). With
+#     hyperfine (Debian package) also its figures for the dynamic build.
 #  2. `snip` itself (the filter, storing included) the same way on the payload's
 #     `stdout`: the 50 KB `cargo test` log as plain text.
 #  3. The MCP `snip_restore` round trip over an open session (Python `mcp` client).
@@ -81,12 +82,12 @@ builds=("dynamic=$SNIP")
 host="$(rustc -vV | sed -n 's/^host: //p')"
 case "$host" in
     *-linux-gnu)
-        # The flags of scripts/install.sh; an explicit --target keeps them off build
-        # scripts and proc-macros.
-        RUSTFLAGS="-C target-feature=+crt-static" \
+        # The flags of scripts/install.sh (--pie, then its default); an explicit
+        # --target keeps them off build scripts and proc-macros.
+        RUSTFLAGS="-C target-feature=+crt-static -C target-cpu=native" \
             cargo build --quiet --locked --profile dist -p snip-cli --bin snip --target "$host"
         builds+=("static=$PWD/target/$host/dist/snip")
-        RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+        RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static -C target-cpu=native" \
             CARGO_TARGET_DIR=target/no-pie \
             cargo build --quiet --locked --profile dist -p snip-cli --bin snip --target "$host"
         builds+=("static-no-pie=$PWD/target/no-pie/$host/dist/snip")
