@@ -375,8 +375,11 @@ fn bash_command(payload: &Value) -> &str {
 /// command word, after variable assignments and the reserved words that may open a
 /// command (`{`, `!`, `if`, `then`, `do`, …), unless that command word is one that
 /// only shows or searches text (`echo`, `grep`, `cat`, …); also inside `snip run
-/// [OPTIONS] -- CMD…` and a shell's `-c 'SCRIPT'`, wherever the shell is in the
-/// command (`timeout 5 bash -c '…'`). So every wrapper that runs its arguments
+/// [OPTIONS] -- CMD…`, a shell's `-c 'SCRIPT'` wherever the shell is in the command
+/// (`timeout 5 bash -c '…'`), any quoted script handed to a command (`eval "…"`,
+/// `script -c '…'`, `bash <<< '…'`), command substitutions (`"$(snip restore …)"`,
+/// `$(which snip) restore`), and with options before the subcommand (`snip --format
+/// json restore`). So every wrapper that runs its arguments
 /// (`time -p`, `timeout 30`, `nohup`, `xargs`, `sudo`, `stdbuf -oL`, …) is seen
 /// through without being listed, and a command that only mentions it (`grep -r "snip
 /// restore" .`, `echo snip restore`) does not run it. When in doubt, yes: the output of
@@ -388,10 +391,27 @@ pub fn runs_snip_restore(command: &str) -> bool {
 
 fn runs_restore_in(script: &str, depth: usize) -> bool {
     depth < 4
-        && shell_words(script).split(|w| w.is_none()).any(|simple| {
-            let words: Vec<&str> = simple.iter().flatten().map(String::as_str).collect();
-            simple_runs_restore(&words, depth)
-        })
+        && (substituted_snip_restore(script)
+            || shell_words(script).split(|w| w.is_none()).any(|simple| {
+                let words: Vec<&str> = simple.iter().flatten().map(String::as_str).collect();
+                simple_runs_restore(&words, depth)
+            }))
+}
+
+/// Whether `script` runs snip found by a command substitution (`$(which snip)
+/// restore …`, `` `command -v snip` restore ``), which the word splitting cuts apart.
+fn substituted_snip_restore(script: &str) -> bool {
+    script.match_indices("restore").any(|(i, _)| {
+        let before = script[..i].trim_end();
+        let inner = if let Some(b) = before.strip_suffix(')') {
+            b.rfind("$(").map(|a| &b[a + 2..])
+        } else if let Some(b) = before.strip_suffix('`') {
+            b.rfind('`').map(|a| &b[a + 1..])
+        } else {
+            None
+        };
+        inner.is_some_and(|t| t.trim_end().ends_with("snip"))
+    })
 }
 
 /// Commands that only show or search the text they are given: `snip restore` among
@@ -415,6 +435,14 @@ fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
                 ))
         })
         .unwrap_or(words.len());
+    // A command substitution runs whatever the command around it is, inside quotes
+    // too (`out="$(snip restore …)"`, `echo "$(snip restore …)"`).
+    if words
+        .iter()
+        .any(|w| substitutions(w).any(|inner| runs_restore_in(inner, depth + 1)))
+    {
+        return true;
+    }
     let words = &words[start..];
     let Some(cmd) = words.first() else {
         return false;
@@ -423,9 +451,20 @@ fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
         return false;
     }
     for (i, w) in words.iter().enumerate() {
+        // A quoted script handed to the command (`eval "…"`, `script -c '…'`,
+        // `bash <<< '…'`) may run it.
+        if i > 0 && w.contains(char::is_whitespace) && runs_restore_in(w, depth + 1) {
+            return true;
+        }
         let name = base(w);
-        if name == "snip" {
-            match words.get(i + 1) {
+        let found_by_substitution = w.starts_with("$(") && w.contains("snip");
+        if name == "snip" || found_by_substitution {
+            // Options before the subcommand (`snip --format json restore …`).
+            let mut k = i + 1;
+            while let Some(o) = words.get(k).filter(|o| o.starts_with('-')) {
+                k += if *o == "--format" { 2 } else { 1 };
+            }
+            match words.get(k) {
                 Some(&"restore") => return true,
                 // `snip run [OPTIONS] -- CMD…`
                 Some(&"run") => {
@@ -452,6 +491,22 @@ fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
         }
     }
     false
+}
+
+/// The scripts of the command substitutions in `word` (`$(…)`, up to its last `)`;
+/// `` `…` ``), as a quoted word keeps them.
+fn substitutions(word: &str) -> impl Iterator<Item = &str> {
+    let dollar = word.find("$(").and_then(|a| {
+        word.rfind(')')
+            .filter(|&b| b > a + 2)
+            .map(|b| &word[a + 2..b])
+    });
+    let tick = word.find('`').and_then(|a| {
+        word.rfind('`')
+            .filter(|&b| b > a + 1)
+            .map(|b| &word[a + 1..b])
+    });
+    dollar.into_iter().chain(tick)
 }
 
 /// A shell command line as words (quotes removed, backslash escapes applied), with
@@ -737,6 +792,16 @@ mod tests {
             "stdbuf -oL snip restore sn_1",
             "timeout 5 bash -c 'snip restore sn_1'",
             "for i in 1; do snip restore sn_1; done",
+            // Options before the subcommand, substitutions, quoted scripts.
+            "snip --format json restore sn_1",
+            "snip --format=json restore sn_1",
+            "out=\"$(snip restore sn_1)\"; echo \"$out\"",
+            "echo \"$(snip restore sn_1)\"",
+            "echo \"`snip restore sn_1`\"",
+            "eval \"snip restore sn_1\"",
+            "bash <<< 'snip restore sn_1'",
+            "script -q -c 'snip restore sn_1' /dev/null",
+            "$(which snip) restore sn_1",
         ] {
             assert!(runs_snip_restore(cmd), "{cmd}");
             let p = json!({"hook_event_name":"PostToolUse","tool_name":"Bash",

@@ -21,8 +21,9 @@
 //! restored later (`ESC 7` … `ESC 8`, as apt draws its `Progress:` status line) writes
 //! to a status row that is shown at the end only if it is still on screen. Without a
 //! saved position (`clear`'s `ESC[H`, a program placing its text), the screen's size
-//! and contents are unknown: the text that follows goes on a row of its own, after
-//! what the cursor's row holds, so no text is moved or dropped.
+//! and contents are unknown: the text that follows goes on a row of its own after all
+//! the text written so far, and a later cursor move up stops at that row, so no text is
+//! moved or dropped.
 //! SGR, OSC (incl. OSC 8 links) and mode escapes are dropped here and counted for
 //! `ansi-strip`.
 //!
@@ -381,6 +382,21 @@ mod tests {
         assert_eq!(
             r(b"\x1b[2J\x1b[H  building  \r[1/3]\nDONE\n").0,
             "  building  \n[1/3]\nDONE\n"
+        );
+        // The text goes after everything written so far, not after the row the cursor
+        // went up to, and a cursor move up stops there: the rows above are not erased
+        // or written over (where they are on the screen is unknown).
+        assert_eq!(
+            r(b"p0\np1\np2\np3\nx1\x1b[2Kx3\x1b[2A\x1b[5;1fx4\n").0,
+            "p0\np1\np2\np3\n  x3\nx4\n"
+        );
+        assert_eq!(
+            r(b"dl 10%\rdl 100%\nA\nB\nC\x1b[2AD\x1b[5;1HE\n").0,
+            "dl 100%\nAD\nB\nC\nE\n"
+        );
+        assert_eq!(
+            r(b"one\ntwo\nthree\n\x1b[9;1H\x1b[2A\x1b[2Kfour\n").0,
+            "one\ntwo\nthree\nfour\n"
         );
         // Text, newlines and positioning (`H`, `f`, `d`) in any order: every word is
         // shown once, in the order written.

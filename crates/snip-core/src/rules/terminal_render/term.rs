@@ -131,6 +131,9 @@ pub(super) struct Term {
     status: BTreeMap<u32, Row>,
     /// `Some(r)`: the cursor is on status row `r`.
     on_status: Option<u32>,
+    /// The topmost row (absolute) the cursor can move up to: rows above an absolute
+    /// positioning with no saved position ([`Term::move_to_row`]) are out of reach.
+    floor: usize,
     line_no: u32,
     frames_removed: u64,
     /// Backspace controls interpreted.
@@ -202,6 +205,7 @@ impl Term {
             saved: None,
             status: BTreeMap::new(),
             on_status: None,
+            floor: 0,
             line_no: first_line,
             frames_removed: 0,
             backspaces: 0,
@@ -712,7 +716,7 @@ impl Term {
                 // "at the end of the text" means something else.
                 let col = if fin == b'F' { 0 } else { self.cur_col() };
                 self.leave_status();
-                self.cur = self.cur.saturating_sub(n).max(self.base);
+                self.cur = self.cur.saturating_sub(n).max(self.base).max(self.floor);
                 self.col = Some(col);
                 self.frame_origin = fin == b'F';
                 self.dirty = true;
@@ -821,36 +825,29 @@ impl Term {
     /// `Progress:` line), row `r` is a status row, shown at the end while it is still on
     /// screen. Without one (`clear`'s `ESC[H`, a program placing its text), the screen's
     /// size and what is on it are unknown: what follows is written on a row of its own
-    /// after what the cursor's row holds, so every piece of text stays, in the order it
-    /// was written, and none is moved past later text.
+    /// after all the text written so far, and cursor moves up stop at that row, so
+    /// every piece of text stays, in the order it was written.
     fn move_to_row(&mut self, r: u32) {
         if self.saved.is_some() {
             self.on_status = Some(r);
             return;
         }
         self.leave_status();
-        let i = self.cur - self.base;
-        if self.rows[i].text.is_empty() {
-            return;
+        // After everything written so far (not after the cursor's row: the cursor may
+        // have gone up), on the last row if it is empty, else on a new one.
+        self.cur = self.base + self.rows.len() - 1;
+        if !self.rows[self.cur - self.base].text.is_empty() {
+            let mut row = Row::new(self.line_no);
+            row.text = self
+                .pool
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
+            self.rows.push_back(row);
+            self.cur += 1;
         }
-        let src = self.line_no;
-        let spare = self
-            .pool
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
-        let row = &mut self.rows[i];
-        let kept = Row {
-            text: std::mem::replace(&mut row.text, spare),
-            eol: None,
-            src_first: row.src_first,
-            src_last: row.src_last,
-            erased: false,
-        };
-        row.src_first = src;
-        row.src_last = src;
-        row.erased = false;
-        self.rows.insert(i, kept);
-        self.cur += 1;
+        // Where the rows above now are on the screen is unknown: a cursor move up
+        // stops here instead of erasing or overwriting them.
+        self.floor = self.cur;
     }
 
     /// Before `ESC[K` (`mode` 0) or `ESC[2K` (2): a frame drawn over an older one that
