@@ -580,12 +580,7 @@ impl Term {
         self.line_no = self.line_no.saturating_add(1);
         self.cur += 1;
         if self.cur - self.base == self.rows.len() {
-            let mut row = Row::new(self.line_no);
-            row.text = self
-                .pool
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
-            self.rows.push_back(row);
+            self.push_row();
         }
         self.col = if self.rows[self.cur - self.base].text.is_empty() {
             None
@@ -816,6 +811,17 @@ impl Term {
         self.dirty = true;
     }
 
+    /// Adds an empty row after the last one (its buffer from the pool), for the
+    /// source line being read.
+    fn push_row(&mut self) {
+        let mut row = Row::new(self.line_no);
+        row.text = self
+            .pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
+        self.rows.push_back(row);
+    }
+
     fn leave_status(&mut self) {
         self.on_status = None;
     }
@@ -837,12 +843,7 @@ impl Term {
         // have gone up), on the last row if it is empty, else on a new one.
         self.cur = self.base + self.rows.len() - 1;
         if !self.rows[self.cur - self.base].text.is_empty() {
-            let mut row = Row::new(self.line_no);
-            row.text = self
-                .pool
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
-            self.rows.push_back(row);
+            self.push_row();
             self.cur += 1;
         }
         // Where the rows above now are on the screen is unknown: a cursor move up
