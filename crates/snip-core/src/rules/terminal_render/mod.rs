@@ -373,31 +373,32 @@ mod tests {
         let (out, _) = r(&s);
         assert!(out.starts_with("hello\nline 0\nline 1\n"), "{out}");
         assert!(out.contains("line 19\n"), "{out}");
-        // A frame of another stem drawn over the text there stays, on its own line.
-        assert_eq!(r(b"\x1b[Hfoo bar\rX\n").0, "foo bar\nX\n");
-        assert_eq!(
-            r(b"\x1b[3;1Hrow three\r3\nafter\n").0,
-            "row three\n3\nafter\n"
-        );
-        assert_eq!(
-            r(b"\x1b[2J\x1b[H  building  \r[1/3]\nDONE\n").0,
-            "  building  \n[1/3]\nDONE\n"
-        );
-        // The text goes after everything written so far, not after the row the cursor
-        // went up to, and a cursor move up stops there: the rows above are not erased
-        // or written over (where they are on the screen is unknown).
-        assert_eq!(
-            r(b"p0\np1\np2\np3\nx1\x1b[2Kx3\x1b[2A\x1b[5;1fx4\n").0,
-            "p0\np1\np2\np3\n  x3\nx4\n"
-        );
-        assert_eq!(
-            r(b"dl 10%\rdl 100%\nA\nB\nC\x1b[2AD\x1b[5;1HE\n").0,
-            "dl 100%\nAD\nB\nC\nE\n"
-        );
-        assert_eq!(
-            r(b"one\ntwo\nthree\n\x1b[9;1H\x1b[2A\x1b[2Kfour\n").0,
-            "one\ntwo\nthree\nfour\n"
-        );
+        for (input, want) in [
+            // A frame of another stem drawn over the text there stays, on its own line.
+            (&b"\x1b[Hfoo bar\rX\n"[..], "foo bar\nX\n"),
+            (b"\x1b[3;1Hrow three\r3\nafter\n", "row three\n3\nafter\n"),
+            (
+                b"\x1b[2J\x1b[H  building  \r[1/3]\nDONE\n",
+                "  building  \n[1/3]\nDONE\n",
+            ),
+            // The text goes after everything written so far, not after the row the
+            // cursor went up to, and a cursor move up stops there: the rows above are
+            // not erased or written over (where they are on the screen is unknown).
+            (
+                b"p0\np1\np2\np3\nx1\x1b[2Kx3\x1b[2A\x1b[5;1fx4\n",
+                "p0\np1\np2\np3\n  x3\nx4\n",
+            ),
+            (
+                b"dl 10%\rdl 100%\nA\nB\nC\x1b[2AD\x1b[5;1HE\n",
+                "dl 100%\nAD\nB\nC\nE\n",
+            ),
+            (
+                b"one\ntwo\nthree\n\x1b[9;1H\x1b[2A\x1b[2Kfour\n",
+                "one\ntwo\nthree\nfour\n",
+            ),
+        ] {
+            assert_eq!(r(input).0, want, "{}", String::from_utf8_lossy(input));
+        }
         // Text, newlines and positioning (`H`, `f`, `d`) in any order: every word is
         // shown once, in the order written.
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
