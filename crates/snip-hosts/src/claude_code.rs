@@ -402,7 +402,8 @@ fn runs_restore_in(script: &str, depth: usize) -> bool {
 /// restore …`, `` `command -v snip` restore ``), which the word splitting cuts apart.
 fn substituted_snip_restore(script: &str) -> bool {
     script.match_indices("restore").any(|(i, _)| {
-        let before = script[..i].trim_end();
+        // Quoted or not: `"$(which snip)" restore`.
+        let before = script[..i].trim_end().trim_end_matches(['"', '\'']);
         let inner = if let Some(b) = before.strip_suffix(')') {
             b.rfind("$(").map(|a| &b[a + 2..])
         } else if let Some(b) = before.strip_suffix('`') {
@@ -423,7 +424,6 @@ const MENTIONS: &[&str] = &[
 
 /// One simple command's words: does it run `snip restore`?
 fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
-    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
     // Assignments and the reserved words that may come before a command.
     let start = words
         .iter()
@@ -447,18 +447,16 @@ fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
     let Some(cmd) = words.first() else {
         return false;
     };
-    if MENTIONS.contains(&base(cmd).as_str()) {
+    if MENTIONS.contains(&last_component(cmd)) {
         return false;
     }
     for (i, w) in words.iter().enumerate() {
-        // A quoted script handed to the command (`eval "…"`, `script -c '…'`,
-        // `bash <<< '…'`) may run it.
+        // A quoted script handed to the command (`bash -c '…'` wherever the shell
+        // stands, `eval "…"`, `script -c '…'`, `bash <<< '…'`) may run it.
         if i > 0 && w.contains(char::is_whitespace) && runs_restore_in(w, depth + 1) {
             return true;
         }
-        let name = base(w);
-        let found_by_substitution = w.starts_with("$(") && w.contains("snip");
-        if name == "snip" || found_by_substitution {
+        if last_component(w) == "snip" {
             // Options before the subcommand (`snip --format json restore …`).
             let mut k = i + 1;
             while let Some(o) = words.get(k).filter(|o| o.starts_with('-')) {
@@ -475,22 +473,13 @@ fn simple_runs_restore(words: &[&str], depth: usize) -> bool {
                 _ => {}
             }
         }
-        // A shell's `-c 'SCRIPT'`, wherever the shell is (`timeout 5 bash -c …`).
-        if matches!(name.as_str(), "sh" | "bash" | "zsh" | "dash" | "ksh") {
-            if let Some(k) = words[i + 1..]
-                .iter()
-                .position(|w| w.starts_with('-') && w.ends_with('c'))
-            {
-                if words
-                    .get(i + 2 + k)
-                    .is_some_and(|script| runs_restore_in(script, depth + 1))
-                {
-                    return true;
-                }
-            }
-        }
     }
     false
+}
+
+/// A command word's last path component (`/usr/local/bin/snip` → `snip`).
+fn last_component(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
 }
 
 /// The scripts of the command substitutions in `word` (`$(…)`, up to its last `)`;
@@ -802,6 +791,7 @@ mod tests {
             "bash <<< 'snip restore sn_1'",
             "script -q -c 'snip restore sn_1' /dev/null",
             "$(which snip) restore sn_1",
+            "\"$(command -v snip)\" restore sn_1",
         ] {
             assert!(runs_snip_restore(cmd), "{cmd}");
             let p = json!({"hook_event_name":"PostToolUse","tool_name":"Bash",
