@@ -289,8 +289,9 @@ pub(crate) fn salient_matches(hay: &[u8]) -> Vec<(usize, u8)> {
     out
 }
 
-/// The priority of the most salient word in `t` (0: not salient).
-pub(crate) fn salience(t: &[u8]) -> u8 {
+/// The priority of the most salient word in `t` (0: not salient; 1: a warning; 2 and
+/// 3: an error or failure, the lines a marker counts).
+pub fn salience(t: &[u8]) -> u8 {
     let mut best = 0;
     each_salient(t, |_, prio| best = best.max(prio));
     best
