@@ -230,3 +230,106 @@ fn a_frame_of_tabs_leaves_the_row_it_is_drawn_over() {
         assert_eq!(kept(&input)[1..], ["after"], "{case:?}");
     }
 }
+
+/// One step of [`moves_up_count_screen_rows`]'s inputs: a plain line, a line drawn as
+/// two frames of different stems (the second at least as wide, so a terminal shows it
+/// whole; snip keeps the first on a line of its own), or a move `n` rows up that
+/// erases that row and writes over it, then comes back down.
+#[derive(Debug, Clone)]
+enum Step {
+    Plain,
+    Frames(usize),
+    Up(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        3 => Just(Step::Plain),
+        2 => (0usize..12).prop_map(Step::Frames),
+        2 => (1usize..6).prop_map(Step::Up),
+    ]
+}
+
+/// The input of `steps` after the warm-up, each word numbered so that it is unique:
+/// `pK` plain lines, `aK` the first frame of a two-frame line (not on a terminal's
+/// screen), `dK 5%` its second, `xK` written over a row reached by moving up.
+fn moves_up_input(steps: &[Step]) -> Vec<u8> {
+    let mut v = warm_up();
+    for (k, s) in steps.iter().enumerate() {
+        match s {
+            Step::Plain => v.extend_from_slice(format!("p{k}\n").as_bytes()),
+            Step::Frames(extra) => {
+                let first = format!("a{k}{}", "a".repeat(*extra));
+                // Spaces cover what the first frame drew past the second's text.
+                let second = format!("d{k} 5%");
+                let pad = " ".repeat(first.len().saturating_sub(second.len()));
+                v.extend_from_slice(format!("{first}\r{second}{pad}\n").as_bytes());
+            }
+            Step::Up(n) => {
+                v.extend_from_slice(format!("\x1b[{n}A\r\x1b[2Kx{k}\x1b[{n}B\r").as_bytes());
+            }
+        }
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Cursor moves up and down count the rows of the screen: a frame that snip keeps
+    /// on a line of its own (an older frame of another stem, which the terminal drew
+    /// over) is not a row the cursor stops on. Every row the terminal shows is kept,
+    /// in order, and every other line kept is such an older frame.
+    #[test]
+    fn moves_up_count_screen_rows(steps in prop::collection::vec(step(), 1..14)) {
+        let input = moves_up_input(&steps);
+        let shown: Vec<String> = screen(&input).into_iter().filter(|r| !r.is_empty()).collect();
+        let kept: Vec<String> = kept(&input).into_iter().filter(|r| !r.is_empty()).collect();
+        let text = String::from_utf8_lossy(&input).into_owned();
+        let mut at = 0;
+        for row in &shown {
+            let found = kept[at..].iter().position(|l| l == row);
+            prop_assert!(found.is_some(), "row {:?} not kept in order: {:?} for {:?}", row, kept, text);
+            at += found.unwrap() + 1;
+        }
+        for line in &kept {
+            prop_assert!(
+                shown.contains(line) || line.starts_with('a'),
+                "{:?} kept but not on the screen: {:?} for {:?}", line, shown, text
+            );
+        }
+    }
+}
+
+/// The case a terminal and snip disagreed on: moving up two rows from under a line
+/// drawn as two frames of different stems erased the row above the one the terminal
+/// erases (`beta` went, with no marker; the terminal loses `alpha`).
+#[test]
+fn a_move_up_steps_over_a_frame_kept_aside() {
+    let input = [
+        warm_up(),
+        b"alpha\nbeta\ngamma\rdl 5%\r\x1b[2A\x1b[2Kend\n".to_vec(),
+    ]
+    .concat();
+    assert_eq!(screen(&input)[1..], ["end", "beta", "dl 5%"]);
+    assert_eq!(kept(&input)[1..], ["end", "beta", "gamma", "dl 5%"]);
+}
+
+/// A move down past the last row written reaches the terminal's blank rows: what is
+/// written there goes below, and a move back up finds the rows where they were.
+#[test]
+fn a_move_down_past_the_last_row_reaches_blank_rows() {
+    for case in [
+        &b"top\n\x1b[1A\r\x1b[2Kx0\x1b[2B\r\x1b[1A\r\x1b[2Kx1\x1b[1B\r"[..],
+        b"one\ntwo\x1b[3Bthree\n",
+        b"one\x1b[2Btwo\x1b[1Amid\n",
+    ] {
+        let input = [warm_up(), case.to_vec()].concat();
+        let shown: Vec<String> = screen(&input)
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .collect();
+        let kept: Vec<String> = kept(&input).into_iter().filter(|r| !r.is_empty()).collect();
+        assert_eq!(kept, shown, "{:?}", String::from_utf8_lossy(case));
+    }
+}

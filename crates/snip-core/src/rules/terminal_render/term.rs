@@ -90,6 +90,10 @@ struct Row {
     src_last: u32,
     /// Emptied by an erase: an empty erased row is not shown.
     erased: bool,
+    /// An older frame kept on a line of its own by [`Term::resolve`]: shown in the
+    /// output, but not a row of the screen (the terminal drew the newer frame over
+    /// it), so cursor moves up and down and line feeds step over it.
+    aside: bool,
 }
 
 impl Row {
@@ -547,11 +551,20 @@ impl Term {
                 src_first: row.src_first,
                 src_last: src,
                 erased: false,
+                aside: true,
             };
             row.src_first = src;
             let at = self.cur - self.base;
             self.rows.insert(at, kept);
+            // Absolute rows at or below the insertion move down with their text.
+            let cur = self.cur;
             self.cur += 1;
+            if self.floor >= cur {
+                self.floor += 1;
+            }
+            if let Some((r, _)) = self.saved.as_mut().filter(|(r, _)| *r >= cur) {
+                *r += 1;
+            }
         }
     }
 
@@ -578,7 +591,7 @@ impl Term {
             k -= 1;
         }
         self.line_no = self.line_no.saturating_add(1);
-        self.cur += 1;
+        self.cur = self.screen_down(1).0;
         if self.cur - self.base == self.rows.len() {
             self.push_row();
         }
@@ -621,8 +634,13 @@ impl Term {
     }
 
     fn finish(mut self) -> Doc<'static> {
-        // The row after a final newline is a phantom unless something was written to it.
-        let rows = std::mem::take(&mut self.rows);
+        // The row after a final newline is a phantom unless something was written to
+        // it, and so are empty rows a cursor move down added after it.
+        let mut rows = std::mem::take(&mut self.rows);
+        let phantom = |r: &Row| r.text.is_empty() && r.eol.is_none() && !r.aside;
+        while rows.len() > 1 && rows.iter().rev().take(2).all(phantom) {
+            rows.pop_back();
+        }
         let last = rows.len().saturating_sub(1);
         for (k, mut r) in rows.into_iter().enumerate() {
             if k == last && r.text.is_empty() && r.eol.is_none() {
@@ -711,7 +729,7 @@ impl Term {
                 // "at the end of the text" means something else.
                 let col = if fin == b'F' { 0 } else { self.cur_col() };
                 self.leave_status();
-                self.cur = self.cur.saturating_sub(n).max(self.base).max(self.floor);
+                self.cur = self.screen_up(n);
                 self.col = Some(col);
                 self.frame_origin = fin == b'F';
                 self.dirty = true;
@@ -721,7 +739,10 @@ impl Term {
                 let n = p(0, 1);
                 let col = if fin == b'E' { 0 } else { self.cur_col() };
                 self.leave_status();
-                self.cur = (self.cur + n).min(self.base + self.rows.len() - 1);
+                self.move_down(n);
+                if self.gave_up {
+                    return len;
+                }
                 self.col = Some(col);
                 self.frame_origin = fin == b'E';
                 self.dirty = true;
@@ -820,6 +841,63 @@ impl Term {
             .pop()
             .unwrap_or_else(|| Vec::with_capacity(ROW_CAPACITY));
         self.rows.push_back(row);
+    }
+
+    /// The row `n` screen rows above the cursor (absolute), not above the window's
+    /// first row or [`Term::floor`]; rows kept aside are not screen rows.
+    fn screen_up(&self, n: usize) -> usize {
+        let top = self.base.max(self.floor);
+        let mut r = self.cur;
+        let mut left = n;
+        while left > 0 && r > top {
+            r -= 1;
+            if !self.rows[r - self.base].aside {
+                left -= 1;
+            }
+        }
+        // Stopped at the top on a row kept aside: the screen row is the next one.
+        while self.rows[r - self.base].aside && r < self.cur {
+            r += 1;
+        }
+        r
+    }
+
+    /// The row `n` screen rows below the cursor (absolute), stepping over rows kept
+    /// aside, and how many of the `n` are left past the last row: then the row is
+    /// one past the last (a row to push).
+    fn screen_down(&self, n: usize) -> (usize, usize) {
+        let end = self.base + self.rows.len();
+        let mut r = self.cur;
+        let mut left = n;
+        while left > 0 && r < end {
+            r += 1;
+            while r < end && self.rows[r - self.base].aside {
+                r += 1;
+            }
+            left -= 1;
+        }
+        (r, left)
+    }
+
+    /// `ESC[nB` / `ESC[nE`: `n` screen rows down. Past the last row written the
+    /// terminal has blank rows: as many empty rows are added (counted as padding, so
+    /// the rows added stay bounded per input byte), and text written there does not
+    /// go over the last row.
+    fn move_down(&mut self, n: usize) {
+        let (r, left) = self.screen_down(n);
+        let end = self.base + self.rows.len();
+        if r >= end {
+            let add = r - end + 1 + left;
+            self.padded = self.padded.saturating_add(add as u64);
+            if self.padded > self.pad_limit {
+                self.gave_up = true;
+                return;
+            }
+            for _ in 0..add {
+                self.push_row();
+            }
+        }
+        self.cur = (r + left).min(self.base + self.rows.len() - 1);
     }
 
     fn leave_status(&mut self) {
