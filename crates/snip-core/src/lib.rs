@@ -28,6 +28,7 @@ mod escape;
 mod json;
 pub mod marker;
 mod pipeline;
+mod rare_rows;
 pub mod rule;
 pub mod rules;
 pub mod salience;

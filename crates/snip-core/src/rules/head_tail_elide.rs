@@ -358,6 +358,18 @@ fn candidates(
             cands.extend(best);
         }
     }
+    // Rare rows of a status column (a `CrashLoopBackOff` among `Running` rows): as
+    // salient as an error word, unless a word already made them candidates.
+    let rare = crate::rare_rows::rare_rows(&doc.buf, &middle);
+    if !rare.is_empty() {
+        let mut have: Vec<usize> = cands.iter().map(|c| c.1).collect();
+        have.sort_unstable();
+        for k in rare {
+            if have.binary_search(&k).is_err() {
+                cands.push((crate::rare_rows::RARE_PRIORITY, k, middle[k].start));
+            }
+        }
+    }
     // Pieces of lines (`cut`): the rest of a line the head or tail cut, and the parts
     // of a long salient line around the window an island shows of it. A piece is
     // never kept as context: shown on a line of its own it would split its line.

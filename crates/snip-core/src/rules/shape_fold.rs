@@ -424,11 +424,12 @@ fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
 }
 
 /// Whether each line of `lines` is salient enough to stay in a run (an error word of
-/// [`KEPT_PRIORITY`] or above; a marker line: no, see [`is_salient`]).
+/// [`KEPT_PRIORITY`] or above, or a rare row of a status column, see
+/// [`crate::rare_rows`]; a marker line: no, see [`is_salient`]).
 fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
     // One scan of the whole text rules out most lines without scanning each.
     let starts = crate::salience::match_starts(&doc.buf);
-    lines
+    let mut out: Vec<bool> = lines
         .iter()
         .map(|l| {
             if l.marker.is_some() {
@@ -439,7 +440,11 @@ fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
             let ruled_out = after_newline && starts.get(from).is_none_or(|&s| s >= l.end);
             !ruled_out && salience(doc.text(l)) >= KEPT_PRIORITY
         })
-        .collect()
+        .collect();
+    for k in crate::rare_rows::rare_rows(&doc.buf, lines) {
+        out[k] = true;
+    }
+    out
 }
 
 /// Whether a repeated block may start at some line, given `wide` (from

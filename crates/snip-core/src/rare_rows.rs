@@ -1,0 +1,384 @@
+//! Rare rows of a status column: failures that print no error word. A table whose
+//! rows are aligned in columns (`kubectl get pods`, `docker ps -a`, `systemctl
+//! list-units`), a test runner's marks (`✓` / `✕`), a log's level column: one column
+//! holds the same word on almost every row (`Running`, `Up`, `✓`, `INFO`), and the
+//! rows that matter hold another (`CrashLoopBackOff`, `Exited`, `✕`, `WARN`). Those
+//! rows are as telling as a line with an error word: `head-tail-elide` and
+//! `shape-fold` treat them as salient (priority [`RARE_PRIORITY`]).
+//!
+//! A status column is found by where words start, in bytes from the line's start
+//! (0-based): columns a program aligns start at the same byte on every row; or by a
+//! word's rank on its row (the 4th word), for tables whose columns are separated by
+//! spaces but not aligned. Read from the first [`SAMPLE`] lines: a byte column where
+//! at least three quarters of them start a word (or a rank at least three quarters
+//! of them reach), and where one word (a *status word*: no digit, at most
+//! [`WORD_MAX`] bytes, starting with a letter, a non-ASCII character or one of the
+//! marks `+`, `~`, `!`, `*`, `?`) is on at least three quarters of those. Then every
+//! line is read at that byte: a status word other than the common one there, held by
+//! at most [`RARE_SHARE_PERCENT`] % of the rows with a word there (at least one row,
+//! and at least [`MIN_ROWS`] such rows), makes its rows rare. A column where more
+//! than a quarter of the rows differ is not a status column, nor is the rows' first
+//! word when the common one holds a lower-case letter (`test …`, `Compiling …`: a log
+//! line's verb; a mark or a level such as `INFO` may be).
+//!
+//! The cost is one pass over the sample's bytes and a comparison of at most
+//! [`MAX_COLUMNS`] words per line: a few microseconds on a 50 KB output.
+
+use crate::doc::Line;
+
+/// The priority of a rare row, as a salient word's (see `crate::salience`): counted
+/// in gap markers and kept in folded runs, like `not found` or `denied`.
+pub(crate) const RARE_PRIORITY: u8 = 2;
+
+/// Lines read to find the status columns.
+const SAMPLE: usize = 64;
+/// Fewest rows with a word at a column for it to be read as a status column.
+const MIN_ROWS: usize = 20;
+/// A rare word is on at most this share of the rows with a word at its column.
+const RARE_SHARE_PERCENT: usize = 5;
+/// Longest status word, bytes.
+const WORD_MAX: usize = 32;
+/// Byte columns past this are not read (a word that starts further is in free text).
+const COL_MAX: usize = 256;
+/// Status columns read at most.
+const MAX_COLUMNS: usize = 6;
+/// Different rare words a column may hold before it is read as free text.
+const MAX_RARE_WORDS: usize = 16;
+
+/// The indices (ascending) of the lines of `lines` (text in `buf`; marker lines are
+/// skipped) whose word in a status column is rare (see the module docs).
+pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
+    let text = |l: &Line| &buf[l.start..l.end];
+    let rows = lines.iter().filter(|l| l.marker.is_none());
+    let sample: Vec<&[u8]> = rows.clone().take(SAMPLE).map(text).collect();
+    if lines.len() < MIN_ROWS || sample.len() < MIN_ROWS {
+        return Vec::new();
+    }
+    let columns = status_columns(&sample);
+    if columns.is_empty() {
+        return Vec::new();
+    }
+    let first = lines.iter().position(|l| l.marker.is_none()).unwrap_or(0);
+    let mut out = Vec::new();
+    for (col, common) in columns {
+        // Rows with a word at `col`, and the other status words there with their rows.
+        let mut with_word = 0usize;
+        let mut others: Vec<(&[u8], Vec<usize>)> = Vec::new();
+        let mut free_text = false;
+        for (k, l) in lines.iter().enumerate() {
+            if l.marker.is_some() {
+                continue;
+            }
+            let Some(w) = col.word(text(l)) else {
+                continue;
+            };
+            with_word += 1;
+            if w == common {
+                continue;
+            }
+            // A table's header row (`STATUS` over the statuses) is not a rare row.
+            let header = k == first && w.iter().all(|b| b.is_ascii_uppercase() || *b == b'_');
+            if header || !is_status_word(w) {
+                continue;
+            }
+            if let Some((_, at)) = others.iter_mut().find(|(o, _)| *o == w) {
+                at.push(k);
+            } else if others.len() < MAX_RARE_WORDS {
+                others.push((w, vec![k]));
+            } else {
+                free_text = true;
+                break;
+            }
+        }
+        let differ: usize = others.iter().map(|(_, at)| at.len()).sum();
+        if free_text || with_word < MIN_ROWS || differ * 4 > with_word {
+            continue;
+        }
+        let most = (with_word * RARE_SHARE_PERCENT / 100).max(1);
+        for (_, at) in others {
+            if at.len() <= most {
+                out.extend(at);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Where a column's word is on a row: starting at a byte (columns a program aligns),
+/// or the row's `k`-th word (0-based; a table whose columns are separated by spaces
+/// but not aligned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Byte(usize),
+    Word(usize),
+}
+
+impl Col {
+    /// This column's word on row `t`.
+    fn word(self, t: &[u8]) -> Option<&[u8]> {
+        match self {
+            Col::Byte(c) => word_at(t, c),
+            Col::Word(k) => words(t).nth(k),
+        }
+    }
+}
+
+/// Words (runs of bytes other than spaces and tabs) a row starts with, read at most.
+const WORDS_MAX: usize = 8;
+
+/// The words of `t`, separated by spaces and tabs.
+fn words(t: &[u8]) -> impl Iterator<Item = &[u8]> {
+    t.split(|&b| b == b' ' || b == b'\t')
+        .filter(|w| !w.is_empty())
+}
+
+/// The status columns of `sample` (see the module docs): where, and the common word.
+fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
+    // Rows that start a word at each byte column, and rows with a `k`-th word.
+    let mut starts = [0u16; COL_MAX];
+    let mut nth = [0u16; WORDS_MAX];
+    for t in sample {
+        let t = &t[..t.len().min(COL_MAX)];
+        let mut prev_space = true;
+        let mut k = 0;
+        for (c, &b) in t.iter().enumerate() {
+            let space = b == b' ' || b == b'\t';
+            if prev_space && !space {
+                starts[c] += 1;
+                if k < WORDS_MAX {
+                    nth[k] += 1;
+                }
+                k += 1;
+            }
+            prev_space = space;
+        }
+    }
+    let need = (sample.len() * 3 / 4).max(MIN_ROWS);
+    let by_byte = starts.iter().enumerate().map(|(c, &n)| (Col::Byte(c), n));
+    let by_word = nth.iter().enumerate().map(|(k, &n)| (Col::Word(k), n));
+    let mut out: Vec<(Col, &[u8])> = Vec::new();
+    for (col, n) in by_byte.chain(by_word) {
+        if (n as usize) < need {
+            continue;
+        }
+        // The most common word at `col` in the sample, and on how many rows.
+        let mut words: Vec<(&[u8], usize)> = Vec::new();
+        for t in sample {
+            if let Some(w) = col.word(t) {
+                match words.iter_mut().find(|(o, _)| *o == w) {
+                    Some((_, c)) => *c += 1,
+                    None => words.push((w, 1)),
+                }
+            }
+        }
+        let Some(&(common, count)) = words.iter().max_by_key(|(_, c)| *c) else {
+            continue;
+        };
+        // A column found both ways (an aligned table) is read once.
+        let seen = out.iter().any(|&(_, w)| w == common);
+        // The rows' first word (`test …`, `Compiling …`, `running …`) is the verb of a
+        // log line, not a status, unless it is a mark or a level (`✓`, `+`, `INFO`): a
+        // first word in lower case makes every other line of free text "rare".
+        let leads = match col {
+            Col::Word(k) => k == 0,
+            Col::Byte(c) => {
+                sample
+                    .iter()
+                    .filter(|t| col.word(t) == Some(common))
+                    .filter(|t| t[..c].iter().all(|&b| b == b' ' || b == b'\t'))
+                    .count()
+                    * 2
+                    > count
+            }
+        };
+        let verb = leads && common.iter().any(u8::is_ascii_lowercase);
+        if is_status_word(common) && count * 4 >= n as usize * 3 && !seen && !verb {
+            out.push((col, common));
+            if out.len() == MAX_COLUMNS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The word starting at byte `col` of `t` (after a space or tab, or at the start),
+/// up to the next space or tab.
+fn word_at(t: &[u8], col: usize) -> Option<&[u8]> {
+    let first = *t.get(col)?;
+    if first == b' ' || first == b'\t' || (col > 0 && !matches!(t[col - 1], b' ' | b'\t')) {
+        return None;
+    }
+    let rest = &t[col..];
+    let len = rest
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t')
+        .unwrap_or(rest.len());
+    Some(&rest[..len])
+}
+
+/// A status word: no ASCII digit, at most [`WORD_MAX`] bytes, starting with a letter
+/// or one of `+ ~ ! * ?` (a plan's or a checker's marks), or one non-ASCII character
+/// that draws no line or block (`✓`, `✕`; not a tree's `├──` or `│`).
+fn is_status_word(w: &[u8]) -> bool {
+    if w.len() > WORD_MAX || w.iter().any(u8::is_ascii_digit) {
+        return false;
+    }
+    match w.first() {
+        Some(&b) if b.is_ascii_alphabetic() || b"+~!*?".contains(&b) => true,
+        Some(&b) if b >= 0x80 => std::str::from_utf8(w).is_ok_and(|s| {
+            let mut cs = s.chars();
+            // Box drawing and block elements: U+2500 to U+259F.
+            cs.next()
+                .is_some_and(|c| !('\u{2500}'..='\u{259f}').contains(&c))
+                && cs.next().is_none()
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::Doc;
+
+    fn rare(text: &str) -> Vec<usize> {
+        let doc = Doc::from_raw(text.as_bytes());
+        rare_rows(&doc.buf, &doc.lines)
+    }
+
+    fn pods(n: usize, bad: &[(usize, &str)]) -> String {
+        let mut s = String::from(
+            "NAME                         READY   STATUS             RESTARTS   AGE\n",
+        );
+        for i in 0..n {
+            let status = bad
+                .iter()
+                .find(|(k, _)| *k == i)
+                .map_or("Running", |(_, s)| s);
+            s.push_str(&format!(
+                "web-{i:05}-7d9f8c-abcde      1/1     {status:<18} {}          3d\n",
+                i % 7
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn a_rare_status_in_an_aligned_table() {
+        let t = pods(
+            500,
+            &[
+                (100, "CrashLoopBackOff"),
+                (300, "Pending"),
+                (450, "CrashLoopBackOff"),
+            ],
+        );
+        assert_eq!(rare(&t), [101, 301, 451]);
+    }
+
+    #[test]
+    fn a_rare_status_in_a_table_not_aligned() {
+        let mut s = String::from("NAMESPACE NAME READY STATUS RESTARTS AGE\n");
+        for i in 0..400 {
+            let st = if i == 222 {
+                "ImagePullBackOff"
+            } else {
+                "Running"
+            };
+            let pad = " ".repeat(i % 4 + 1);
+            s.push_str(&format!(
+                "ns-{}{pad}pod-{i} 1/1   {st}   0   {}d\n",
+                i % 3,
+                i % 90
+            ));
+        }
+        assert_eq!(rare(&s), [223]);
+    }
+
+    #[test]
+    fn a_common_second_status_is_not_rare() {
+        // A third of the rows hold `Completed`: not a few rows that stand out.
+        let bad: Vec<(usize, &str)> = (0..500).step_by(3).map(|k| (k, "Completed")).collect();
+        assert!(rare(&pods(500, &bad)).is_empty());
+    }
+
+    #[test]
+    fn marks_and_levels_are_status_columns() {
+        let mut s = String::new();
+        for i in 0..200 {
+            let mark = if i == 77 { "✕" } else { "✓" };
+            s.push_str(&format!("  {mark} renders case {i} ({} ms)\n", i % 13));
+        }
+        assert_eq!(rare(&s), [77]);
+        let mut s = String::new();
+        for i in 0..200 {
+            let level = if i % 50 == 7 { "WARN " } else { "INFO " };
+            s.push_str(&format!(
+                "2026-12-01T10:00:{:02} {level} request {i} handled\n",
+                i % 60
+            ));
+        }
+        assert_eq!(rare(&s), [7, 57, 107, 157]);
+    }
+
+    #[test]
+    fn a_leading_verb_is_not_a_status_column() {
+        // A test runner's lines all start with `test`: the lines among them that do
+        // not (`running 600 tests`, `failures:`, `stack backtrace:`) are not rare rows.
+        let mut s = String::from("running 600 tests\n");
+        for i in 0..600 {
+            s.push_str(&format!("test tests::record_{i:04} ... ok\n"));
+            if i % 100 == 50 {
+                s.push_str("stack backtrace:\nfailures:\n");
+            }
+        }
+        assert_eq!(rare(&s), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_tree_has_no_status_column() {
+        let mut s = String::new();
+        for i in 0..300 {
+            let branch = if i % 30 == 29 {
+                "└──"
+            } else {
+                "├──"
+            };
+            s.push_str(&format!(
+                "{branch} crate-{i} v1.0.{i}\n│   └── dep v0.1.{i}\n"
+            ));
+        }
+        assert!(rare(&s).is_empty());
+    }
+
+    #[test]
+    fn free_text_and_numbers_have_no_status_column() {
+        let words = ["alpha", "beta", "gamma", "delta", "eps"];
+        let mut s = String::new();
+        for i in 0..300 {
+            s.push_str(&format!(
+                "{} went to {} at {i}\n",
+                words[i % 5],
+                words[(i * 7) % 5]
+            ));
+        }
+        assert!(rare(&s).is_empty());
+        let nums: String = (0..300).map(|i| format!("{i}\n")).collect();
+        assert!(rare(&nums).is_empty());
+        // `ls -l`: modes are not status words (`-rw-r--r--`), so directories are not
+        // rare rows.
+        let mut s = String::new();
+        for i in 0..300 {
+            let mode = if i % 40 == 0 {
+                "drwxr-xr-x"
+            } else {
+                "-rw-r--r--"
+            };
+            s.push_str(&format!("{mode} 1 user user {i:>6} Dec  1 10:00 file{i}\n"));
+        }
+        assert!(rare(&s).is_empty());
+    }
+}
