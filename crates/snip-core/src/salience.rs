@@ -297,6 +297,21 @@ pub fn salience(t: &[u8]) -> u8 {
     best
 }
 
+/// Whether `t` holds a word of priority 2 or above standing as a word of its own:
+/// neither the byte before it nor the one after it is an ASCII letter, a digit or one
+/// of `- _ . / @ # +`, so `"conclusion": "failure"` and `Error: refused` do, while the
+/// names `thiserror`, `#errno@0.3.15` and `ERR_CONNECTION_REFUSED` do not. Used for
+/// records (a JSON array's items), where names are common and a word inside one is
+/// no report of a failure.
+pub fn names_a_failure(t: &[u8]) -> bool {
+    let name = |c: u8| c.is_ascii_alphanumeric() || b"-_./@#+".contains(&c);
+    let mut found = false;
+    each_match_whole(t, &mut Vec::new(), |s, e, prio| {
+        found |= prio >= 2 && (s == 0 || !name(t[s - 1])) && t.get(e).is_none_or(|&c| !name(c));
+    });
+    found
+}
+
 /// A line's *shape*: a hash of its bytes with every run of ASCII digits read as one
 /// `0`, so `error: failure 17 at 0x1f` and `error: failure 18 at 0x2a` share a shape.
 /// One island per shape: a hundred numbered copies of one error keep the first, and
@@ -523,6 +538,25 @@ mod tests {
 
     /// Chunked, folded matching equals [`reference`]: on every capture, and on
     /// generated text whose words straddle the chunk boundaries in every case mix.
+    #[test]
+    fn a_failure_is_named_by_a_word_standing_alone() {
+        for yes in [
+            &b"{\"conclusion\": \"failure\"}"[..],
+            b"Error: connection refused",
+            b"[\"not found\", 3]",
+        ] {
+            assert!(names_a_failure(yes), "{}", String::from_utf8_lossy(yes));
+        }
+        for no in [
+            &b"{\"name\": \"thiserror\"}"[..],
+            b"\"registry+https://x#errno@0.3.15\"",
+            b"ERR_CONNECTION_REFUSED",
+            b"{\"ok\": true, \"warnings\": 1}",
+        ] {
+            assert!(!names_a_failure(no), "{}", String::from_utf8_lossy(no));
+        }
+    }
+
     #[test]
     fn salient_matches_equal_a_byte_by_byte_reading() {
         for hay in crate::text::corpus_captures() {

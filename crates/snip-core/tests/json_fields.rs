@@ -97,6 +97,44 @@ fn array_marker(v: &Value) -> Option<Found> {
         .filter(|f| f.what.contains(" elided from this array"))
 }
 
+/// Whether an array item reports a failure, as `json-fields` reads it (its docs): a
+/// string item with an error word standing alone; at any depth, a status-like member
+/// whose short string value has one, or an error-named member that is not empty.
+fn reports_failure(item: &Value) -> bool {
+    const STATUS: [&str; 9] = [
+        "status",
+        "state",
+        "conclusion",
+        "result",
+        "outcome",
+        "level",
+        "severity",
+        "message",
+        "reason",
+    ];
+    let fails = |s: &str| snip_core::salience::names_a_failure(s.as_bytes());
+    let quoted = |s: &str| Value::String(s.to_string()).to_string();
+    match item {
+        Value::String(s) => fails(&quoted(s)),
+        Value::Array(xs) => xs.iter().any(|x| !x.is_string() && reports_failure(x)),
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            let status = STATUS.iter().any(|n| k.eq_ignore_ascii_case(n))
+                && v.as_str().is_some_and(|s| s.len() <= 120 && fails(s));
+            let error_key = fails(k)
+                && match v {
+                    Value::Null => false,
+                    Value::Bool(b) => *b,
+                    Value::Number(n) => n.to_string() != "0",
+                    Value::String(s) => !s.is_empty(),
+                    Value::Array(xs) => !xs.is_empty(),
+                    Value::Object(o) => !o.is_empty(),
+                };
+            status || error_key || (!v.is_string() && reports_failure(v))
+        }),
+        _ => false,
+    }
+}
+
 /// Splits an elided string into (head, marker, tail).
 fn split_string(s: &str) -> Option<(&str, &str, &str)> {
     let open = format!("{SEPARATOR}[snip: ");
@@ -162,46 +200,49 @@ impl Checker<'_> {
                 }
             }
             (Value::Array(a), Value::Array(b)) => {
-                let markers: Vec<usize> = (0..b.len())
-                    .filter(|&i| array_marker(&b[i]).is_some())
-                    .collect();
-                match markers.as_slice() {
-                    [] => {
-                        assert_eq!(a.len(), b.len(), "array length changed without a marker");
-                        for (x, y) in a.iter().zip(b) {
-                            self.walk(x, y);
-                        }
+                // Kept items are the original's, in order; each marker element's range
+                // holds exactly the items it stands for, and its salient count is the
+                // number of them with an error word when some but not all have one.
+                let mut i = 0usize;
+                for y in b {
+                    let Some(f) = array_marker(y) else {
+                        let x = a.get(i).expect("an item is new");
+                        self.walk(x, y);
+                        i += 1;
+                        continue;
+                    };
+                    let m: usize = f.what.split(' ').next().unwrap().parse().unwrap();
+                    assert!(m >= 1 && i + m <= a.len(), "item counts: {}", f.what);
+                    let (s, e) = f.bytes.expect("array marker without bytes");
+                    if let Some((field, cs, ce)) = &f.call {
+                        assert!(field.is_none());
+                        assert_eq!((*cs, *ce), (s, e));
                     }
-                    [h] => {
-                        let h = *h;
-                        let f = array_marker(&b[h]).unwrap();
-                        let tail = b.len() - h - 1;
-                        let m: usize = f.what.split(' ').next().unwrap().parse().unwrap();
-                        assert_eq!(h + m + tail, a.len(), "item counts: {}", f.what);
-                        assert!(m >= 1);
-                        let (s, e) = f.bytes.expect("array marker without bytes");
-                        if let Some((field, cs, ce)) = &f.call {
-                            assert!(field.is_none());
-                            assert_eq!((*cs, *ce), (s, e));
-                        }
-                        let slice = &self.original_bytes[s as usize..e as usize];
-                        let items = parse(&[b"[", slice, b"]"].concat());
-                        assert_eq!(
-                            items.as_array().unwrap().as_slice(),
-                            &a[h..h + m],
-                            "array marker range is not the elided items"
-                        );
-                        for i in 0..h {
-                            self.walk(&a[i], &b[i]);
-                        }
-                        for k in 0..tail {
-                            self.walk(&a[a.len() - tail + k], &b[h + 1 + k]);
-                        }
-                        self.seen.arrays += 1;
-                        self.seen.items += m as u64;
+                    let slice = &self.original_bytes[s as usize..e as usize];
+                    let items = parse(&[b"[", slice, b"]"].concat());
+                    assert_eq!(
+                        items.as_array().unwrap().as_slice(),
+                        &a[i..i + m],
+                        "array marker range is not the elided items"
+                    );
+                    let salient = (0..m).filter(|&k| reports_failure(&a[i + k])).count();
+                    // The oracle reads decoded values; the rule reads raw text: they
+                    // agree when no string holds an escape.
+                    let escapes = (0..m).any(|k| a[i + k].to_string().contains('\\'));
+                    let said = f
+                        .what
+                        .split(", ")
+                        .nth(1)
+                        .and_then(|w| w.split(' ').next())
+                        .map_or(0, |n| n.parse::<usize>().unwrap());
+                    if salient < m && !escapes {
+                        assert_eq!(said, salient, "salient items: {}", f.what);
                     }
-                    _ => panic!("more than one marker in one array"),
+                    i += m;
+                    self.seen.arrays += 1;
+                    self.seen.items += m as u64;
                 }
+                assert_eq!(i, a.len(), "items neither kept nor in a marker");
             }
             (Value::String(a), Value::String(b)) if a != b => {
                 let Some((head, text, tail)) = split_string(b) else {
@@ -492,6 +533,52 @@ fn long_arrays_keep_their_ends_and_one_marker() {
     let r = run(input.as_bytes(), &Config::default(), Some(ID)).unwrap();
     let len = parse(&r.output).as_array().unwrap().len();
     assert!(len > 1000 && len % 2 == 1, "{len} items");
+}
+
+/// `n` CI runs as a pretty-printed array, those at `failed` concluding in failure.
+fn runs_array(n: usize, failed: &[usize]) -> Vec<u8> {
+    let items: Vec<Value> = (0..n)
+        .map(|i| {
+            let c = if failed.contains(&i) {
+                "failure"
+            } else {
+                "success"
+            };
+            serde_json::json!({"id": i, "status": "completed", "conclusion": c,
+                               "url": format!("https://ci.example/runs/{i}")})
+        })
+        .collect();
+    serde_json::to_vec_pretty(&items).unwrap()
+}
+
+#[test]
+fn rare_items_with_an_error_word_stay_in_an_elided_array() {
+    let input = runs_array(600, &[123, 321]);
+    let r = run(&input, &small_config(4000), Some(ID)).expect("elided");
+    let out = parse(&r.output);
+    let kept: Vec<u64> = out
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["conclusion"] == "failure")
+        .map(|v| v["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(kept, [123, 321]);
+    assert!(r.output.len() <= 4000, "{} bytes", r.output.len());
+}
+
+#[test]
+fn items_with_an_error_word_that_go_are_counted() {
+    // Too many to keep (one in three): the markers count those they hold, which the
+    // checker in `run` compares with the original's items.
+    let failed: Vec<usize> = (0..600).step_by(3).collect();
+    let input = runs_array(600, &failed);
+    let r = run(&input, &small_config(4000), Some(ID)).expect("elided");
+    let text = String::from_utf8(r.output).unwrap();
+    assert!(
+        text.contains(" salient items among them at items "),
+        "{text}"
+    );
 }
 
 #[test]

@@ -25,7 +25,10 @@
 //!      `<head>…[snip: N bytes elided from this string · json-fields · restore: …]…<tail>`
 //!      (the separator is U+2026 `…`, see [`SEPARATOR`]);
 //!    - the middle of a long array: the first and last [`Config::json_array_keep`] items
-//!      stay and the middle items become ONE marker string element;
+//!      stay, and so does every item with an error word while they are few (at most a
+//!      quarter of the items and 32, each at most 600 bytes); each run of elided items
+//!      becomes ONE marker string element, which counts the items with an error word
+//!      among them;
 //!    - the middle of a large object: the first and last members stay, and so does every
 //!      salient member (error words in its key or short scalar value, or a short scalar
 //!      named like `status`, `version`, `latest`…); each run of elided members becomes
@@ -38,7 +41,8 @@
 //!    (salient ones kept), so that a list of records (packages, rows) keeps every
 //!    record; only if that cannot meet the budget is the document redone from (a) with
 //!    arrays of objects/arrays at the configured keep, then everything at the tight
-//!    keeps, then objects down to their first and last members alone. Within a level
+//!    keeps, then objects down to their first and last members alone, then arrays
+//!    without their items with an error word. Within a level
 //!    the step that reaches the budget is the smallest piece that is enough on its own.
 //!    Then room is given back: while the result is more than a tenth of the budget
 //!    under it, elided arrays and objects keep more children at each end.

@@ -121,6 +121,30 @@ fn string_what(bytes: usize, hidden: &[usize]) -> String {
     what
 }
 
+/// `N items elided from this array`, plus the items among them with an error word
+/// (see `item_is_salient`) when some but not all have one: `, 2 salient items among them at items 123, 321`,
+/// listing at most [`LISTED_LINES`] indices (0-based, the array's own), then `, …`.
+/// An item with an error word stays in the output (see [`Plan::runs`]) unless the
+/// array holds too many of them to be worth keeping or the budget left no room.
+fn array_what(kids: usize, salient: &[usize]) -> String {
+    let mut what = format!(
+        "{kids} item{} elided from this array",
+        if kids == 1 { "" } else { "s" }
+    );
+    if let [first, ..] = salient {
+        let n = salient.len();
+        let s = if n == 1 { "" } else { "s" };
+        let _ = write!(what, ", {n} salient item{s} among them at item{s} {first}");
+        for k in salient.iter().take(LISTED_LINES).skip(1) {
+            let _ = write!(what, ", {k}");
+        }
+        if n > LISTED_LINES {
+            what.push_str(", …");
+        }
+    }
+    what
+}
+
 /// Sums of savings by position (a Fenwick tree over the sorted edit start offsets).
 #[derive(Clone)]
 pub(super) struct Fenwick {
@@ -203,6 +227,8 @@ pub(super) struct Level {
     pub(super) strings: Option<usize>,
     pub(super) scalar_arrays: Option<usize>,
     pub(super) record_arrays: Option<usize>,
+    /// Arrays keep their rare items with an error word (see [`rare_items`]).
+    pub(super) arrays_salient: bool,
     /// Objects' members: keep at each end, and whether salient members stay too.
     pub(super) objects: Option<Var>,
 }
@@ -540,23 +566,41 @@ impl<'a> Plan<'a> {
             return Vec::new();
         }
         let kids = &self.scan.kids;
-        let salient = (c.object && var.salient).then(|| {
+        // Salient children: object members as `member_is_salient` says, array items
+        // that hold an error word (counted in the markers, kept while rare).
+        let all = (var.salient || !c.object).then(|| {
             self.salient[j].get_or_init(|| {
                 (0..n)
-                    .map(|k| member_is_salient(self.input, kids, c, k))
+                    .map(|k| {
+                        if c.object {
+                            member_is_salient(self.input, kids, c, k)
+                        } else {
+                            item_is_salient(self.input, kids, c, k)
+                        }
+                    })
                     .collect()
             })
         });
+        let salient = all.filter(|v| {
+            var.salient && (c.object || rare_items(v.iter().filter(|&&s| s).count(), n))
+        });
+        // A salient item stays when it is short (an island); a long one (a package's
+        // whole record) would take the room the rest of the document needs.
+        let stays = |k: usize| {
+            salient.is_some_and(|v| v[k])
+                && (c.object
+                    || kid_end(self.input, kids, c, k) - kids[c.kids.0 + k] as usize <= ISLAND_MAX)
+        };
         let mut spans = Vec::new();
         let mut k = var.keep;
         let last = n - var.keep;
         while k < last {
-            if salient.is_some_and(|v| v[k]) {
+            if stays(k) {
                 k += 1;
                 continue;
             }
             let first = k;
-            while k < last && !salient.is_some_and(|v| v[k]) {
+            while k < last && !stays(k) {
                 k += 1;
             }
             spans.push((first, k));
@@ -571,7 +615,18 @@ impl<'a> Plan<'a> {
                 kids: b - a,
             };
             numbered += 1;
-            let marker = self.container_marker(c.object, run, (count > 1).then_some(numbered));
+            // An array's items with an error word in this run, when not all have one.
+            let listed: Vec<usize> = match all {
+                Some(v) if !c.object => (a..b).filter(|&k| v[k]).collect(),
+                _ => Vec::new(),
+            };
+            let listed = if listed.len() < b - a {
+                listed
+            } else {
+                Vec::new()
+            };
+            let marker =
+                self.container_marker(c.object, run, (count > 1).then_some(numbered), &listed);
             let pad = self.offset_padding(&[run.s, run.e]);
             if marker.len() + pad < run.e - run.s {
                 out.push((run, marker));
@@ -582,19 +637,23 @@ impl<'a> Plan<'a> {
 
     /// The text standing in for `run`: a marker string element (arrays) or a marker
     /// member `"…snip": "[snip: …]"` (objects; the key numbered when `nth` is given).
-    fn container_marker(&self, object: bool, run: Run, nth: Option<usize>) -> Vec<u8> {
+    /// `salient`: the indices of the run's items with an error word (arrays).
+    fn container_marker(
+        &self,
+        object: bool,
+        run: Run,
+        nth: Option<usize>,
+        salient: &[usize],
+    ) -> Vec<u8> {
         let (s, e) = (run.s as u64, run.e as u64);
-        let (one, many, what) = if object {
-            ("member", "members", "object")
+        let what = if object {
+            let m = if run.kids == 1 { "member" } else { "members" };
+            format!("{} {m} elided from this object", run.kids)
         } else {
-            ("item", "items", "array")
+            array_what(run.kids, salient)
         };
         let text = Marker {
-            what: format!(
-                "{} {} elided from this {what}",
-                run.kids,
-                if run.kids == 1 { one } else { many }
-            ),
+            what,
             rule: RuleId::JsonFields,
             lines: None,
             bytes: Some((s, e)),
@@ -749,12 +808,12 @@ impl<'a> Plan<'a> {
             } else if a.record {
                 level.record_arrays.map(|keep| Var {
                     keep,
-                    salient: false,
+                    salient: level.arrays_salient,
                 })
             } else {
                 level.scalar_arrays.map(|keep| Var {
                     keep,
-                    salient: false,
+                    salient: level.arrays_salient,
                 })
             };
             let Some(var) = var else { continue };
@@ -832,6 +891,7 @@ impl<'a> Plan<'a> {
             strings: None,
             scalar_arrays: None,
             record_arrays: None,
+            arrays_salient: true,
             objects: None,
         };
         let gentle = Level {
@@ -883,6 +943,12 @@ impl<'a> Plan<'a> {
                 record_arrays: Some(ta),
                 ..tight
             };
+            // As a last resort, arrays lose their salient items too (the markers
+            // count them).
+            let arrays_bare = Level {
+                arrays_salient: false,
+                ..all_tight
+            };
             for level in [
                 gentle,
                 records,
@@ -890,6 +956,7 @@ impl<'a> Plan<'a> {
                 objects,
                 objects_tight,
                 objects_bare,
+                arrays_bare,
             ] {
                 self.run_level(level, budget);
             }
@@ -1123,6 +1190,116 @@ impl<'a> Plan<'a> {
             }
         }
     }
+}
+
+/// Salient items an array keeps in its elided middle, at most (more are a list of
+/// errors, not a few failures among successes).
+const MAX_KEPT_ITEMS: usize = 32;
+
+/// Whether `salient` items of an array of `n` are few enough to keep them all: at
+/// most a quarter of the items and at most [`MAX_KEPT_ITEMS`].
+fn rare_items(salient: usize, n: usize) -> bool {
+    salient <= MAX_KEPT_ITEMS && salient * 4 <= n
+}
+
+/// Member names whose short string value reports how a record went (`"conclusion":
+/// "failure"`): such a value naming a failure makes its item salient.
+const STATUS_NAMES: [&[u8]; 9] = [
+    b"status",
+    b"state",
+    b"conclusion",
+    b"result",
+    b"outcome",
+    b"level",
+    b"severity",
+    b"message",
+    b"reason",
+];
+
+/// Whether item `k` of array `c` reports a failure: at any depth, a member named like a
+/// status ([`STATUS_NAMES`]) whose string value (at most [`SHORT_SCALAR`] bytes) holds
+/// an error word standing alone ([`crate::salience::names_a_failure`]), or a member
+/// named by an error word (`error`, `errors`, `exception`) whose value is not empty
+/// (`null`, `false`, `0`, `""`, `[]`, `{}`); or a string item holding an error word
+/// standing alone. Names and prose in other members (a package called `errno`, a
+/// description "Error type for …") are not failures.
+fn item_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
+    let start = kids[c.kids.0 + k] as usize;
+    let end = kid_end(b, kids, c, k);
+    reports_failure(&b[start..end])
+}
+
+/// [`item_is_salient`] on an item's raw text. An item that is a string (a line of a
+/// log kept as an array of strings) reports a failure when it holds an error word
+/// standing alone.
+fn reports_failure(t: &[u8]) -> bool {
+    if t.first() == Some(&b'"') {
+        return crate::salience::names_a_failure(t);
+    }
+    // The end (one past the closing quote) of the string whose opening quote is at `i`.
+    let string_end = |mut i: usize| {
+        i += 1;
+        while i < t.len() && t[i] != b'"' {
+            i += if t[i] == b'\\' { 2 } else { 1 };
+        }
+        (i + 1).min(t.len())
+    };
+    let skip_ws = |mut i: usize| {
+        while i < t.len() && is_ws(t[i]) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = 0;
+    while i < t.len() {
+        if t[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let key_end = string_end(i);
+        let key = &t[i + 1..key_end.saturating_sub(1).max(i + 1)];
+        let colon = skip_ws(key_end);
+        if t.get(colon) != Some(&b':') {
+            i = key_end; // a string value, not a key
+            continue;
+        }
+        let v = skip_ws(colon + 1);
+        let status = STATUS_NAMES.iter().any(|n| key.eq_ignore_ascii_case(n));
+        let error_key = crate::salience::names_a_failure(key);
+        match t.get(v) {
+            Some(b'"') => {
+                let v_end = string_end(v);
+                let value = &t[v + 1..v_end.saturating_sub(1).max(v + 1)];
+                if (status
+                    && value.len() <= SHORT_SCALAR
+                    && crate::salience::names_a_failure(value))
+                    || (error_key && !value.is_empty())
+                {
+                    return true;
+                }
+                i = v_end;
+            }
+            Some(&open @ (b'{' | b'[')) => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                if error_key && t.get(skip_ws(v + 1)) != Some(&close) {
+                    return true;
+                }
+                i = v + 1;
+            }
+            Some(_) => {
+                let e = t[v..]
+                    .iter()
+                    .position(|&c| matches!(c, b',' | b'}' | b']') || is_ws(c))
+                    .map_or(t.len(), |p| v + p);
+                if error_key && !matches!(&t[v..e], b"null" | b"false" | b"0") {
+                    return true;
+                }
+                i = e;
+            }
+            None => return false,
+        }
+    }
+    false
 }
 
 /// Whether member `k` of object `c` is worth keeping in an elided middle: its key is
