@@ -309,6 +309,24 @@ mod tests {
         assert_eq!(stem(b"10%"), b"");
         assert_eq!(stem("get |###".as_bytes()), b"get");
         assert_eq!(stem("x \u{2588}\u{2588} 5".as_bytes()), b"x");
+        // A spinner's glyph is not part of the stem; alone, it is the stem.
+        for g in [
+            "|",
+            "/",
+            "-",
+            "\\",
+            "\u{280b}",
+            "\u{25d0}",
+            "\u{273b}",
+            "\u{1f550}",
+        ] {
+            assert_eq!(
+                stem(format!("  {g} Installing deps").as_bytes()),
+                b"Installing deps"
+            );
+            let alone: &[u8] = if g == "|" { b"" } else { g.as_bytes() };
+            assert_eq!(stem(format!("{g} ").as_bytes()), alone);
+        }
     }
 
     #[test]
@@ -498,6 +516,24 @@ mod tests {
             r("⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0K⠸\x1b[1G\x1b[0Kadded 3 packages\r\n".as_bytes());
         assert_eq!(out, "added 3 packages\r\n");
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn spinner_glyphs_that_change_per_frame_are_one_bar() {
+        // Both paths: plain `\r` frames, and frames with an erase (the emulator).
+        for sep in ["\r", "\r\x1b[2K"] {
+            let mut s = String::from("Installing\n");
+            for (i, g) in ["|", "/", "-", "\\", "\u{280b}", "\u{280b}", "\u{2819}"]
+                .iter()
+                .enumerate()
+            {
+                s.push_str(&format!("{sep}{g} resolving {i}"));
+            }
+            s.push_str("\ndone\n");
+            let (out, n) = r(s.as_bytes());
+            assert_eq!(out, "Installing\n\u{2819} resolving 6\ndone\n", "{s:?}");
+            assert_eq!(n, 6, "{s:?}");
+        }
     }
 
     /// Cursor moves along the row inside a frame (`ESC[nC`, `ESC[nD`, `ESC[nG` past

@@ -109,14 +109,50 @@ pub(super) fn stem(b: &[u8]) -> &[u8] {
     &b[s..e]
 }
 
+/// Whether `c` may be a spinner's glyph: one of `| / - \ *`, or a character outside
+/// ASCII that is not a letter or digit (braille `⠋`, `◐`, `✶`, `✻`, `🕐`…).
+fn is_spinner_glyph(c: char) -> bool {
+    matches!(c, '|' | '/' | '-' | '\\' | '*') || (!c.is_ascii() && !c.is_alphanumeric())
+}
+
+/// The length in bytes of a spinner's glyph and the whitespace after it at the start
+/// of `b` (0 when `b` does not start with one, or nothing visible follows it: a stem
+/// starting at the frame's end means a blank frame): a spinner draws a different
+/// glyph on each frame (`⠋ Installing`, `⠙ Installing`), so the glyph is not part of
+/// the stem.
+fn spinner_len(b: &[u8]) -> usize {
+    let head = &b[..b.len().min(8)];
+    let s = match std::str::from_utf8(head) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    let mut cs = s.char_indices();
+    match (cs.next(), cs.next()) {
+        (Some((_, g)), Some((at, w))) if is_spinner_glyph(g) && w.is_ascii_whitespace() => {
+            let end = at
+                + b[at..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_whitespace())
+                    .count();
+            if end < b.len() {
+                end
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
 /// [`stem`] as a half-open byte range of `b`.
 pub(super) fn stem_span(b: &[u8]) -> (usize, usize) {
-    // Leading whitespace never ends a stem: skip it first, then the stem runs to the
-    // first stem-ending byte, less trailing whitespace.
-    let start = b
+    // Leading whitespace and a spinner's glyph never end a stem: skip them first, then
+    // the stem runs to the first stem-ending byte, less trailing whitespace.
+    let mut start = b
         .iter()
         .position(|c| !c.is_ascii_whitespace())
         .unwrap_or(b.len());
+    start += spinner_len(&b[start..]);
     let mut end = b.len();
     let mut i = start;
     while i < b.len() {
