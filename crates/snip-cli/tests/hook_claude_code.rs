@@ -532,6 +532,21 @@ fn persisted_output_is_read_back_and_the_persisted_keys_dropped() {
     assert!(stdout.contains("test_slugify[case1337]"));
     assert!(stdout.len() < log.len());
 
+    // A relative path is the session's: read from the payload's `cwd`, not from the
+    // directory the hook runs in.
+    let mut payload = post(
+        "Bash",
+        json!({"stdout": preview, "stderr": "", "interrupted": false,
+               "persistedOutputPath": "tool-results/b5.txt",
+               "persistedOutputSize": log.len()}),
+    );
+    payload["cwd"] = json!(d.path());
+    let r = reply(&store, &payload);
+    assert!(updated(&r)["stdout"]
+        .as_str()
+        .unwrap()
+        .contains("2000 passed"));
+
     // A persisted path that cannot be read: no change, Claude Code keeps its preview.
     let r = reply(
         &store,

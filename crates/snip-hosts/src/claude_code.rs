@@ -76,7 +76,10 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
     let response = payload.get("tool_response")?;
     let source = format!("claude-code:{tool}");
     let updated = match tool {
-        "Bash" | "PowerShell" => shell_output(response, &source)?,
+        "Bash" | "PowerShell" => {
+            let cwd = payload.get("cwd").and_then(Value::as_str);
+            shell_output(response, cwd, &source)?
+        }
         "Read" => read_output(response, &source)?,
         "Grep" => grep_output(response, &source)?,
         "Glob" => filenames_output(response, &source)?,
@@ -110,11 +113,22 @@ pub fn post_tool_use(payload: &Value) -> Option<Value> {
 /// (`SNIP_MAX_BYTES`) by [`snip_store::compress_parts`]: the shorter stream may use up
 /// to half of it, the longer one what the shorter one left (at least half), and
 /// neither less than the core's minimum budget. A stream that fits is left as it is.
-fn shell_output(response: &Value, source: &str) -> Option<Value> {
+///
+/// A relative `persistedOutputPath` is read from the payload's `cwd` (the session's
+/// directory), not from the directory the hook was started in.
+fn shell_output(response: &Value, cwd: Option<&str>, source: &str) -> Option<Value> {
     let fields = response.as_object()?;
     let persisted = response.get("persistedOutputPath").and_then(Value::as_str);
     let stdout: Option<Cow<'_, str>> = match persisted {
-        Some(path) => Some(Cow::Owned(read_persisted(path)?)),
+        Some(path) => {
+            let path = match cwd {
+                Some(dir) if std::path::Path::new(path).is_relative() => {
+                    std::path::Path::new(dir).join(path)
+                }
+                _ => std::path::PathBuf::from(path),
+            };
+            Some(Cow::Owned(read_persisted(&path)?))
+        }
         None => fields
             .get("stdout")
             .and_then(Value::as_str)
@@ -171,7 +185,7 @@ fn shell_output(response: &Value, source: &str) -> Option<Value> {
 /// directory, a larger file) is "no persisted output" and the result stays as it is.
 /// The file is opened non-blocking (a FIFO put there after a check would otherwise
 /// block the open) and checked through the open handle.
-pub(crate) fn read_persisted(path: &str) -> Option<String> {
+pub(crate) fn read_persisted(path: &std::path::Path) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
         .read(true)

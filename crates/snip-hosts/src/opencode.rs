@@ -35,7 +35,7 @@ pub const SAVED_NOTICE: &str = "...output truncated...\n\nFull output saved to: 
 pub fn saved_output(shown: &str, path: &str) -> Option<(String, String)> {
     let rest = shown.strip_prefix(SAVED_NOTICE)?;
     let rest = rest.strip_prefix(path)?.strip_prefix("\n\n")?;
-    let full = crate::claude_code::read_persisted(path)?;
+    let full = crate::claude_code::read_persisted(std::path::Path::new(path))?;
     const META: &str = "\n\n<shell_metadata>\n";
     let suffix = match rest.rfind(META) {
         Some(at) if rest.ends_with("</shell_metadata>") => rest[at..].to_string(),
