@@ -25,9 +25,9 @@
 //!      `<head>…[snip: N bytes elided from this string · json-fields · restore: …]…<tail>`
 //!      (the separator is U+2026 `…`, see [`SEPARATOR`]);
 //!    - the middle of a long array: the first and last [`Config::json_array_keep`] items
-//!      stay, and so does every item with an error word while they are few (at most a
+//!      stay, and so does every item that reports a failure (`item_is_salient`) while they are few (at most a
 //!      quarter of the items and 32, each at most 600 bytes); each run of elided items
-//!      becomes ONE marker string element, which counts the items with an error word
+//!      becomes ONE marker string element, which counts the items that report a failure
 //!      among them;
 //!    - the middle of a large object: the first and last members stay, and so does every
 //!      salient member (error words in its key or short scalar value, or a short scalar
@@ -42,7 +42,7 @@
 //!    record; only if that cannot meet the budget is the document redone from (a) with
 //!    arrays of objects/arrays at the configured keep, then everything at the tight
 //!    keeps, then objects down to their first and last members alone, then arrays
-//!    without their items with an error word. Within a level
+//!    without their items that report a failure. Within a level
 //!    the step that reaches the budget is the smallest piece that is enough on its own.
 //!    Then room is given back: while the result is more than a tenth of the budget
 //!    under it, elided arrays and objects keep more children at each end.

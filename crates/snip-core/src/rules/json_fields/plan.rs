@@ -121,10 +121,10 @@ fn string_what(bytes: usize, hidden: &[usize]) -> String {
     what
 }
 
-/// `N items elided from this array`, plus the items among them with an error word
+/// `N items elided from this array`, plus the items among them that report a failure
 /// (see `item_is_salient`) when some but not all have one: `, 2 salient items among them at items 123, 321`,
 /// listing at most [`LISTED_LINES`] indices (0-based, the array's own), then `, …`.
-/// An item with an error word stays in the output (see [`Plan::runs`]) unless the
+/// An item that reports a failure stays in the output (see [`Plan::runs`]) unless the
 /// array holds too many of them to be worth keeping or the budget left no room.
 fn array_what(kids: usize, salient: &[usize]) -> String {
     let mut what = format!(
@@ -227,7 +227,7 @@ pub(super) struct Level {
     pub(super) strings: Option<usize>,
     pub(super) scalar_arrays: Option<usize>,
     pub(super) record_arrays: Option<usize>,
-    /// Arrays keep their rare items with an error word (see [`rare_items`]).
+    /// Arrays keep their rare items that report a failure (see [`rare_items`]).
     pub(super) arrays_salient: bool,
     /// Objects' members: keep at each end, and whether salient members stay too.
     pub(super) objects: Option<Var>,
@@ -567,7 +567,7 @@ impl<'a> Plan<'a> {
         }
         let kids = &self.scan.kids;
         // Salient children: object members as `member_is_salient` says, array items
-        // that hold an error word (counted in the markers, kept while rare).
+        // that report a failure (counted in the markers, kept while rare).
         let all = (var.salient || !c.object).then(|| {
             self.salient[j].get_or_init(|| {
                 (0..n)
@@ -615,7 +615,7 @@ impl<'a> Plan<'a> {
                 kids: b - a,
             };
             numbered += 1;
-            // An array's items with an error word in this run, when not all have one.
+            // An array's items that report a failure in this run, when not all have one.
             let listed: Vec<usize> = match all {
                 Some(v) if !c.object => (a..b).filter(|&k| v[k]).collect(),
                 _ => Vec::new(),
@@ -637,7 +637,7 @@ impl<'a> Plan<'a> {
 
     /// The text standing in for `run`: a marker string element (arrays) or a marker
     /// member `"…snip": "[snip: …]"` (objects; the key numbered when `nth` is given).
-    /// `salient`: the indices of the run's items with an error word (arrays).
+    /// `salient`: the indices of the run's items that report a failure (arrays).
     fn container_marker(
         &self,
         object: bool,
