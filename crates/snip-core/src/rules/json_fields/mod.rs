@@ -25,10 +25,10 @@
 //!      `<head>…[snip: N bytes elided from this string · json-fields · restore: …]…<tail>`
 //!      (the separator is U+2026 `…`, see [`SEPARATOR`]);
 //!    - the middle of a long array: the first and last [`Config::json_array_keep`] items
-//!      stay, and so does every item that reports a failure (`item_is_salient`) while they are few (at most a
-//!      quarter of the items and 32, each at most 600 bytes); each run of elided items
-//!      becomes ONE marker string element, which counts the items that report a failure
-//!      among them;
+//!      stay, and so does every item that reports a failure (`plan::reports_failure`)
+//!      while they are few (at most a quarter of the items and 32, each at most 600
+//!      bytes); each run of elided items becomes ONE marker string element, which
+//!      counts the items that report a failure among them;
 //!    - the middle of a large object: the first and last members stay, and so does every
 //!      salient member (error words in its key or short scalar value, or a short scalar
 //!      named like `status`, `version`, `latest`…); each run of elided members becomes

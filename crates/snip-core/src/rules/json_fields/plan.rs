@@ -122,8 +122,8 @@ fn string_what(bytes: usize, hidden: &[usize]) -> String {
 }
 
 /// `N items elided from this array`, plus the items among them that report a failure
-/// (see `item_is_salient`) when some but not all have one: `, 2 salient items among them at items 123, 321`,
-/// listing at most [`LISTED_LINES`] indices (0-based, the array's own), then `, …`.
+/// (see `item_is_salient`) when some but not all do: `, 2 salient items among them at
+/// items 123, 321`, listing at most [`LISTED_LINES`] indices (0-based, the array's own), then `, …`.
 /// An item that reports a failure stays in the output (see [`Plan::runs`]) unless the
 /// array holds too many of them to be worth keeping or the budget left no room.
 fn array_what(kids: usize, salient: &[usize]) -> String {
