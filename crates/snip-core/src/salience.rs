@@ -41,6 +41,9 @@ const SALIENT: &[(&str, u8)] = &[
     ("undefined reference", 3),
     ("killed", 2),
     ("errno", 2),
+    ("exit code", 2),
+    ("exit status", 2),
+    ("exited with code", 2),
     ("warning", 1),
 ];
 
@@ -159,8 +162,23 @@ fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
 /// salient, and the one with `5 errors` among them would be counted with them instead
 /// of shown. A count other than a lone `0` (`10 errors`, `0.5 failed`, `errors: 03`)
 /// still counts.
+///
+/// An exit status (`exit code`, `exit status`, `exited with code`) reports a failure
+/// only when a number other than zero follows it, after an optional `:` and spaces:
+/// `exit code 1`, `exit status: 2`, `exited with code 137`; `exit code 0` and `exit
+/// code was` are tallies too.
 #[inline]
 fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
+    if word.len() >= 4 && word[..4].eq_ignore_ascii_case(b"exit") {
+        let mut i = start + word.len();
+        if hay.get(i) == Some(&b':') {
+            i += 1;
+        }
+        while hay.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        return !hay.get(i).is_some_and(|c| (b'1'..=b'9').contains(c));
+    }
     let lone_zero_before = start >= 2
         && &hay[start - 2..start] == b"0 "
         && (start == 2 || !(hay[start - 3].is_ascii_digit() || hay[start - 3] == b'.'));
@@ -524,8 +542,20 @@ mod tests {
                         }
                         _ => false,
                     };
-                    if spellings(w).iter().any(|s| s.as_slice() == t) && !named && !before && !after
-                    {
+                    // An exit status: a number other than zero after it (`:` and
+                    // spaces between).
+                    let exit_zero = w.starts_with("exit") && {
+                        let r = &hay[i + w.len()..];
+                        let r = r.strip_prefix(b":").unwrap_or(r);
+                        let k = r.iter().take_while(|&&c| c == b' ').count();
+                        !matches!(r.get(k), Some(b'1'..=b'9'))
+                    };
+                    let tally = if w.starts_with("exit") {
+                        exit_zero
+                    } else {
+                        before || after
+                    };
+                    if spellings(w).iter().any(|s| s.as_slice() == t) && !named && !tally {
                         out.push((i, *prio));
                     }
                     i += w.len();
@@ -582,6 +612,9 @@ mod tests {
             b"FAILED",
             b"failure",
             b"Warning",
+            b"exit code",
+            b"Exit status",
+            b"exited with code",
             b"x",
             b" ",
             b"\n",
@@ -625,6 +658,9 @@ mod tests {
             b"{\"failures\": 0, \"errors\": 0}",
             b"summary failed=0 error=0",
             b"0 Errors",
+            b"Process completed with exit code 0.",
+            b"the exit code was checked",
+            b"web-1 exited with code 0",
         ] {
             assert_eq!(salience(line), 0, "{}", String::from_utf8_lossy(line));
         }
@@ -640,6 +676,10 @@ mod tests {
             (b"failed=0.5", 3),
             (b"0 warnings, 1 error", 3),
             (b"2.0 errors", 3),
+            (b"Process completed with exit code 1.", 2),
+            (b"command terminated with exit code 137", 2),
+            (b"exit status: 2", 2),
+            (b"web-1 exited with code 1", 2),
         ] {
             assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
         }
