@@ -324,6 +324,11 @@ mod tests {
                 stem(format!("  {g} Installing deps").as_bytes()),
                 b"Installing deps"
             );
+            if g != "|" {
+                // `|` ends a stem as a bar's edge; the others end it as a glyph.
+                let s = format!("Loading modules {g}");
+                assert_eq!(stem(s.as_bytes()), b"Loading modules", "{s}");
+            }
             let alone: &[u8] = if g == "|" { b"" } else { g.as_bytes() };
             assert_eq!(stem(format!("{g} ").as_bytes()), alone);
         }
@@ -533,6 +538,15 @@ mod tests {
             let (out, n) = r(s.as_bytes());
             assert_eq!(out, "Installing\n\u{2819} resolving 6\ndone\n", "{s:?}");
             assert_eq!(n, 6, "{s:?}");
+            // The glyph at the end of the line.
+            let mut s = String::from("Installing\n");
+            for g in ["/", "-", "\\", "\u{280b}", "\u{2819}"] {
+                s.push_str(&format!("{sep}Waiting for build {g}"));
+            }
+            s.push_str(&format!("{sep}Waiting for build ok\ndone\n"));
+            let (out, n) = r(s.as_bytes());
+            assert_eq!(out, "Installing\nWaiting for build ok\ndone\n", "{s:?}");
+            assert_eq!(n, 5, "{s:?}");
         }
     }
 

@@ -169,5 +169,29 @@ pub(super) fn stem_span(b: &[u8]) -> (usize, usize) {
     while end > start && b[end - 1].is_ascii_whitespace() {
         end -= 1;
     }
+    // A spinner's glyph at the end of the stem (`Loading modules /`, `Waiting ⠙`),
+    // after whitespace: not part of it either.
+    let g = trailing_glyph(&b[start..end]);
+    if g > 0 && end - g > start && b[end - g - 1].is_ascii_whitespace() {
+        end -= g;
+        while end > start && b[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+    }
     (start, end)
+}
+
+/// The length in bytes of a spinner's glyph ending `b` (0 when `b` does not end with
+/// one; see [`is_spinner_glyph`]).
+fn trailing_glyph(b: &[u8]) -> usize {
+    let tail = &b[b.len().saturating_sub(4)..];
+    (1..=tail.len())
+        .rev()
+        .find_map(|n| {
+            let s = std::str::from_utf8(&tail[tail.len() - n..]).ok()?;
+            let mut cs = s.chars();
+            let c = cs.next()?;
+            (cs.next().is_none() && is_spinner_glyph(c)).then_some(n)
+        })
+        .unwrap_or(0)
 }
