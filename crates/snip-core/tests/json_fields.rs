@@ -568,6 +568,26 @@ fn rare_items_with_an_error_word_stay_in_an_elided_array() {
 }
 
 #[test]
+fn a_list_of_records_inside_an_envelope_is_elided_inside_not_whole() {
+    // `kubectl get pods -o json`: the records are one member of the document, not its
+    // last one. The envelope's members stay and the list keeps its ends and failures.
+    let runs: Value = serde_json::from_slice(&runs_array(600, &[123, 321])).unwrap();
+    let doc = serde_json::json!({"apiVersion": "v1", "items": runs, "kind": "List",
+                                 "metadata": {"resourceVersion": ""}});
+    let input = serde_json::to_vec_pretty(&doc).unwrap();
+    for budget in [2048, 4000, 8192] {
+        let r = run(&input, &small_config(budget), Some(ID)).expect("elided");
+        let out = parse(&r.output);
+        let keys: Vec<&String> = out.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["apiVersion", "items", "kind", "metadata"], "at {budget}");
+        let items = out["items"].as_array().unwrap();
+        assert_eq!(items[0]["id"], 0, "at {budget}");
+        let failed = items.iter().filter(|v| v["conclusion"] == "failure").count();
+        assert_eq!(failed, 2, "at {budget}");
+    }
+}
+
+#[test]
 fn items_with_an_error_word_that_go_are_counted() {
     // Too many to keep (one in three): the markers count those they hold, which the
     // checker in `run` compares with the original's items.

@@ -272,6 +272,9 @@ pub(super) struct Plan<'a> {
     pub(super) sal_lines: Vec<OnceCell<Vec<SalLine>>>,
     /// Per container: which children are salient members (objects), built on first use.
     pub(super) salient: Vec<OnceCell<Vec<bool>>>,
+    /// The opening offsets (ascending) of the arrays of records (see
+    /// [`Container::record`]) with at least [`MIN_KIDS`] items.
+    pub(super) record_opens: Vec<usize>,
     pub(super) state: State,
 }
 
@@ -302,6 +305,16 @@ impl<'a> Plan<'a> {
             str_covered: vec![false; ns],
             cont_covered: vec![false; na],
         };
+        let record_opens = {
+            let mut r: Vec<usize> = scan
+                .containers
+                .iter()
+                .filter(|a| !a.object && a.record)
+                .map(|a| a.open)
+                .collect();
+            r.sort_unstable();
+            r
+        };
         let mut doc = Plan {
             input,
             scan,
@@ -315,6 +328,7 @@ impl<'a> Plan<'a> {
             cut_index: (0..ns).map(|_| OnceCell::new()).collect(),
             sal_lines: (0..ns).map(|_| OnceCell::new()).collect(),
             salient: (0..na).map(|_| OnceCell::new()).collect(),
+            record_opens,
             state,
         };
         doc.render_lossless();
@@ -573,7 +587,14 @@ impl<'a> Plan<'a> {
                 (0..n)
                     .map(|k| {
                         if c.object {
+                            // A member holding a list of records is what the document
+                            // is about (`items` of `kubectl get -o json`, `tests` of a
+                            // test report): eliding it whole would leave an envelope.
                             member_is_salient(self.input, kids, c, k)
+                                || self
+                                    .record_opens
+                                    .binary_search(&value_start(self.input, kids, c, k))
+                                    .is_ok()
                         } else {
                             item_is_salient(self.input, kids, c, k)
                         }
@@ -1300,6 +1321,21 @@ fn reports_failure(t: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// The offset of the value of member `k` of object `c`.
+fn value_start(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> usize {
+    let start = kids[c.kids.0 + k] as usize;
+    let end = kid_end(b, kids, c, k);
+    let mut j = start + 1;
+    while j < end && b[j] != b'"' {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    let mut v = j + 1;
+    while v < end && (is_ws(b[v]) || b[v] == b':') {
+        v += 1;
+    }
+    v
 }
 
 /// Whether member `k` of object `c` is worth keeping in an elided middle: its key is
