@@ -235,8 +235,11 @@ impl Checker<'_> {
                         .nth(1)
                         .and_then(|w| w.split(' ').next())
                         .map_or(0, |n| n.parse::<usize>().unwrap());
+                    // Items with a rare status value count too (more than the
+                    // oracle's); none is said when every item of the run is salient.
                     if salient < m && !escapes {
-                        assert_eq!(said, salient, "salient items: {}", f.what);
+                        assert!(said == 0 || said >= salient, "salient items: {}", f.what);
+                        assert!(said < m, "salient items: {}", f.what);
                     }
                     i += m;
                     self.seen.arrays += 1;
@@ -579,12 +582,60 @@ fn a_list_of_records_inside_an_envelope_is_elided_inside_not_whole() {
         let r = run(&input, &small_config(budget), Some(ID)).expect("elided");
         let out = parse(&r.output);
         let keys: Vec<&String> = out.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["apiVersion", "items", "kind", "metadata"], "at {budget}");
+        assert_eq!(
+            keys,
+            ["apiVersion", "items", "kind", "metadata"],
+            "at {budget}"
+        );
         let items = out["items"].as_array().unwrap();
         assert_eq!(items[0]["id"], 0, "at {budget}");
-        let failed = items.iter().filter(|v| v["conclusion"] == "failure").count();
+        let failed = items
+            .iter()
+            .filter(|v| v["conclusion"] == "failure")
+            .count();
         assert_eq!(failed, 2, "at {budget}");
     }
+}
+
+#[test]
+fn items_with_a_rare_status_value_stay() {
+    // Pods: `phase` is `Running` on all but two, which hold no error word.
+    let pods: Vec<Value> = (0..400)
+        .map(|i| {
+            let phase = match i {
+                150 => "Pending",
+                250 => "Unknown",
+                _ => "Running",
+            };
+            serde_json::json!({"metadata": {"name": format!("web-{i}"), "namespace": "default"},
+                               "status": {"phase": phase, "ready": i != 250}})
+        })
+        .collect();
+    let doc = serde_json::json!({"apiVersion": "v1", "items": pods, "kind": "List"});
+    let input = serde_json::to_vec_pretty(&doc).unwrap();
+    let r = run(&input, &small_config(4000), Some(ID)).expect("elided");
+    let out = parse(&r.output);
+    let kept: Vec<&str> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["metadata"]["name"].as_str())
+        .filter(|n| ["web-150", "web-250"].contains(n))
+        .collect();
+    assert_eq!(kept, ["web-150", "web-250"]);
+    // A name whose values all differ, or where no value is common, is no status.
+    let names: Vec<Value> = (0..400)
+        .map(|i| {
+            let kind = ["lib", "bin", "test"][i % 3];
+            let name = format!("pkg-{}", (b'a' + (i % 26) as u8) as char);
+            serde_json::json!({"name": name, "kind": kind})
+        })
+        .collect();
+    let input = serde_json::to_vec_pretty(&names).unwrap();
+    let r = run(&input, &small_config(2000), Some(ID)).expect("elided");
+    assert!(!String::from_utf8(r.output)
+        .unwrap()
+        .contains("salient items"));
 }
 
 #[test]

@@ -584,6 +584,18 @@ impl<'a> Plan<'a> {
         // that report a failure (counted in the markers, kept while rare).
         let all = (var.salient || !c.object).then(|| {
             self.salient[j].get_or_init(|| {
+                // An array of records: the items with a rare status value too.
+                let rare = if c.object || !c.record {
+                    Vec::new()
+                } else {
+                    let items: Vec<&[u8]> = (0..n)
+                        .map(|k| {
+                            &self.input
+                                [kids[c.kids.0 + k] as usize..kid_end(self.input, kids, c, k)]
+                        })
+                        .collect();
+                    rare_value_items(&items)
+                };
                 (0..n)
                     .map(|k| {
                         if c.object {
@@ -596,7 +608,7 @@ impl<'a> Plan<'a> {
                                     .binary_search(&value_start(self.input, kids, c, k))
                                     .is_ok()
                         } else {
-                            item_is_salient(self.input, kids, c, k)
+                            rare.get(k) == Some(&true) || item_is_salient(self.input, kids, c, k)
                         }
                     })
                     .collect()
@@ -1257,6 +1269,37 @@ fn reports_failure(t: &[u8]) -> bool {
     if t.first() == Some(&b'"') {
         return crate::salience::names_a_failure(t);
     }
+    let mut found = false;
+    each_member(t, |key, value, _| {
+        let status = STATUS_NAMES.iter().any(|n| key.eq_ignore_ascii_case(n));
+        let error_key = crate::salience::names_a_failure(key);
+        found = match value {
+            Member::Str(v) => {
+                (status && v.len() <= SHORT_SCALAR && crate::salience::names_a_failure(v))
+                    || (error_key && !v.is_empty())
+            }
+            Member::Open { empty } => error_key && !empty,
+            Member::Scalar(v) => error_key && !matches!(v, b"null" | b"false" | b"0"),
+        };
+        !found
+    });
+    found
+}
+
+/// A member's value as [`each_member`] reads it.
+enum Member<'a> {
+    /// A string's raw text, between its quotes.
+    Str(&'a [u8]),
+    /// An object or array (`empty`: `{}` or `[]`); its members are read next.
+    Open { empty: bool },
+    /// A number, `true`, `false` or `null`.
+    Scalar(&'a [u8]),
+}
+
+/// Calls `f(key, value, listed)` for every member of every object in `t` (raw JSON
+/// text), in order, while `f` returns `true`; `listed`: the member is inside an array
+/// within `t` (one element of a list the item holds).
+fn each_member<'a>(t: &'a [u8], mut f: impl FnMut(&'a [u8], Member<'a>, bool) -> bool) {
     // The end (one past the closing quote) of the string whose opening quote is at `i`.
     let string_end = |mut i: usize| {
         i += 1;
@@ -1272,8 +1315,15 @@ fn reports_failure(t: &[u8]) -> bool {
         i
     };
     let mut i = 0;
+    // Arrays open at `i` (JSON is balanced: `]` closes the last `[`).
+    let mut arrays = 0usize;
     while i < t.len() {
         if t[i] != b'"' {
+            match t[i] {
+                b'[' => arrays += 1,
+                b']' => arrays = arrays.saturating_sub(1),
+                _ => {}
+            }
             i += 1;
             continue;
         }
@@ -1285,42 +1335,101 @@ fn reports_failure(t: &[u8]) -> bool {
             continue;
         }
         let v = skip_ws(colon + 1);
-        let status = STATUS_NAMES.iter().any(|n| key.eq_ignore_ascii_case(n));
-        let error_key = crate::salience::names_a_failure(key);
-        match t.get(v) {
+        let (value, next) = match t.get(v) {
             Some(b'"') => {
                 let v_end = string_end(v);
-                let value = &t[v + 1..v_end.saturating_sub(1).max(v + 1)];
-                if (status
-                    && value.len() <= SHORT_SCALAR
-                    && crate::salience::names_a_failure(value))
-                    || (error_key && !value.is_empty())
-                {
-                    return true;
-                }
-                i = v_end;
+                (
+                    Member::Str(&t[v + 1..v_end.saturating_sub(1).max(v + 1)]),
+                    v_end,
+                )
             }
             Some(&open @ (b'{' | b'[')) => {
                 let close = if open == b'{' { b'}' } else { b']' };
-                if error_key && t.get(skip_ws(v + 1)) != Some(&close) {
-                    return true;
-                }
-                i = v + 1;
+                let empty = t.get(skip_ws(v + 1)) == Some(&close);
+                // `v + 1` skips the bracket: counted here.
+                (Member::Open { empty }, v)
             }
             Some(_) => {
                 let e = t[v..]
                     .iter()
                     .position(|&c| matches!(c, b',' | b'}' | b']') || is_ws(c))
                     .map_or(t.len(), |p| v + p);
-                if error_key && !matches!(&t[v..e], b"null" | b"false" | b"0") {
-                    return true;
-                }
-                i = e;
+                (Member::Scalar(&t[v..e]), e)
             }
-            None => return false,
+            None => return,
+        };
+        if !f(key, value, arrays > 0) {
+            return;
+        }
+        i = next;
+    }
+}
+
+/// Fewest items an array needs for its rare values to be read.
+const RARE_MIN_ITEMS: usize = 20;
+
+/// The items (by index) of an array of records whose value under some name is rare:
+/// the records' own status column, as `crate::rare_rows` reads a table's. A name is
+/// read when at least three quarters of the items have it (its first occurrence in
+/// each, at any depth but not inside a list the item holds) with a *status value* (a
+/// string of at most 32 bytes of ASCII letters, `_`, `-` and spaces starting with a
+/// letter, or `true` / `false`), and one value is on at
+/// least three quarters of those; a value other than that one on at most 5% of them
+/// (at least one) is rare: `"phase": "Failed"` among `"Running"`, `"conclusion":
+/// "cancelled"` among `"success"`, `"ok": false` among `true`. A name with more than
+/// 16 other values is free text. Arrays of fewer than [`RARE_MIN_ITEMS`] items have
+/// none.
+fn rare_value_items(items: &[&[u8]]) -> Vec<bool> {
+    use std::collections::HashMap;
+    let n = items.len();
+    let mut out = vec![false; n];
+    if n < RARE_MIN_ITEMS {
+        return out;
+    }
+    // name → value → the items holding it.
+    let mut names: HashMap<&[u8], HashMap<&[u8], Vec<usize>>> = HashMap::new();
+    for (k, t) in items.iter().enumerate() {
+        let mut seen: Vec<&[u8]> = Vec::new();
+        each_member(t, |key, value, listed| {
+            if listed {
+                return true; // one element of a list: not the record's own status
+            }
+            let v = match value {
+                Member::Str(v)
+                    if v.len() <= 32
+                        && v.first().is_some_and(u8::is_ascii_alphabetic)
+                        && v.iter()
+                            .all(|c| c.is_ascii_alphabetic() || b"_- ".contains(c)) =>
+                {
+                    v
+                }
+                Member::Scalar(v @ (b"true" | b"false")) => v,
+                _ => return true,
+            };
+            if !seen.contains(&key) {
+                seen.push(key);
+                names.entry(key).or_default().entry(v).or_default().push(k);
+            }
+            seen.len() < 256
+        });
+    }
+    for values in names.values() {
+        let present: usize = values.values().map(Vec::len).sum();
+        let common = values.values().map(Vec::len).max().unwrap_or(0);
+        if present * 4 < n * 3 || common * 4 < present * 3 || values.len() > 17 {
+            continue;
+        }
+        let most = (present * 5 / 100).max(1);
+        for at in values
+            .values()
+            .filter(|at| at.len() != common && at.len() <= most)
+        {
+            for &k in at {
+                out[k] = true;
+            }
         }
     }
-    false
+    out
 }
 
 /// The offset of the value of member `k` of object `c`.
