@@ -1432,26 +1432,14 @@ fn rare_value_items(items: &[&[u8]]) -> Vec<bool> {
     out
 }
 
-/// The offset of the value of member `k` of object `c`.
-fn value_start(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> usize {
-    let start = kids[c.kids.0 + k] as usize;
-    let end = kid_end(b, kids, c, k);
-    let mut j = start + 1;
-    while j < end && b[j] != b'"' {
-        j += if b[j] == b'\\' { 2 } else { 1 };
-    }
-    let mut v = j + 1;
-    while v < end && (is_ws(b[v]) || b[v] == b':') {
-        v += 1;
-    }
-    v
-}
-
-/// Whether member `k` of object `c` is worth keeping in an elided middle: its key is
-/// salient (error words, see [`crate::salience`]), or its value is a scalar that is
-/// salient or short and named like a status (`error`, `status`, `message`, `code`,
-/// `name`, `version`, `latest`, `reason`).
-fn member_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
+/// Member `k` of object `c`: its key's raw text (between the quotes), the offset of
+/// its value and the offset one past its value.
+fn member_parts<'a>(
+    b: &'a [u8],
+    kids: &[Kid],
+    c: &Container,
+    k: usize,
+) -> (&'a [u8], usize, usize) {
     let start = kids[c.kids.0 + k] as usize;
     let end = kid_end(b, kids, c, k);
     // The key's closing quote: the first unescaped `"` after the opening one.
@@ -1460,14 +1448,28 @@ fn member_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
         j += if b[j] == b'\\' { 2 } else { 1 };
     }
     let key = &b[start + 1..j.min(end)];
-    if crate::salience::salience(key) >= 2 {
-        return true;
-    }
     let mut v = j + 1;
     while v < end && (is_ws(b[v]) || b[v] == b':') {
         v += 1;
     }
-    let value = &b[v.min(end)..end];
+    (key, v.min(end), end)
+}
+
+/// The offset of the value of member `k` of object `c`.
+fn value_start(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> usize {
+    member_parts(b, kids, c, k).1
+}
+
+/// Whether member `k` of object `c` is worth keeping in an elided middle: its key is
+/// salient (error words, see [`crate::salience`]), or its value is a scalar that is
+/// salient or short and named like a status (`error`, `status`, `message`, `code`,
+/// `name`, `version`, `latest`, `reason`).
+fn member_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
+    let (key, v, end) = member_parts(b, kids, c, k);
+    if crate::salience::salience(key) >= 2 {
+        return true;
+    }
+    let value = &b[v..end];
     if value.first().is_some_and(|c| matches!(c, b'{' | b'[')) || value.len() > ISLAND_MAX {
         return false;
     }
