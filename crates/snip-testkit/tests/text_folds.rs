@@ -681,3 +681,39 @@ proptest::proptest! {
         proptest::prop_assert!(checked.is_ok(), "{}", checked.err().unwrap_or_default());
     }
 }
+
+/// A row of a run rewritten by a later line (`ESC[s`, up 14 rows, erase, write,
+/// `ESC[u`) with text of the run's own shape: the fold's marker names every original
+/// line its rows show writes of, so the rewrite is shown or in its restore range
+/// (before, the range ended at the last row's line and the rewrite was in no marker).
+#[test]
+fn a_row_rewritten_from_below_is_named_by_its_fold() {
+    let mut s = String::new();
+    for i in 0..20 {
+        s.push_str(&format!("layer {i:02}: downloading 10% id={i:06}\n"));
+    }
+    s.push_str("\x1b[s\x1b[14A\x1b[2Klayer 06: downloading 97% id=900001\x1b[u");
+    for i in 0..60 {
+        s.push_str(&format!(
+            "2024-05-01 INFO worker {:02} processed batch {i:03} of the nightly import run\n",
+            i % 7
+        ));
+    }
+    for budget in [2048, 4096] {
+        let out = check(&s, &Config::with_budget(budget));
+        let lines: Vec<&str> = s.split_inclusive('\n').collect();
+        let in_marker = out.lines().filter(|l| l.starts_with("[snip: ")).any(|m| {
+            let Some(r) = m.split(" · lines ").nth(1) else {
+                return false;
+            };
+            let r = r.split(' ').next().unwrap();
+            let (a, b) = r.split_once('-').unwrap();
+            let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+            lines[a - 1..b].concat().contains("id=900001")
+        });
+        assert!(
+            out.contains("id=900001") || in_marker,
+            "at {budget}:\n{out}"
+        );
+    }
+}

@@ -935,7 +935,7 @@ fn drop_named_rows(doc: &Doc<'_>, out: &mut Vec<Line>, unnamed: &[(usize, usize)
 
 /// The original lines (0-based, inclusive) rendered rows `rows` show writes of: from
 /// the least line any of them shows to the greatest.
-fn rows_lines(rows: &[Line]) -> (u32, u32) {
+pub(crate) fn rows_lines(rows: &[Line]) -> (u32, u32) {
     rows.iter().fold((u32::MAX, 0), |(lo, hi), l| {
         (lo.min(l.src_first), hi.max(l.src_last).max(l.src_first))
     })

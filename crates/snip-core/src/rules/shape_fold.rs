@@ -894,11 +894,12 @@ fn marker(
     raw: &RawIndex,
     room: (u32, u32),
 ) -> Option<MarkerLine> {
-    let (first, last) = (stretch[0], stretch[stretch.len() - 1]);
-    let (a, b) = (
-        first.src_first.max(room.0),
-        last.src_last.max(first.src_first).min(room.1),
-    );
+    // Every original line the rows show writes of: on rendered text a row between the
+    // first and the last may hold a write from a line past the last row's (a line
+    // that moved the cursor up and rewrote it), and naming only the first row's to
+    // the last row's lines left that write in no marker.
+    let (lo, hi) = super::head_tail_elide::rows_lines(stretch);
+    let (a, b) = (lo.max(room.0), hi.min(room.1));
     if a > b {
         // Every original line these rows show is named by a marker around them.
         return None;
