@@ -73,6 +73,15 @@ pub(crate) fn dominant_eol(lines: &[Line]) -> Eol {
 /// A placeholder id, as long as a real one, used to size markers before rendering.
 pub(crate) const SIZING_ID: &str = "sn_0000000000000000000000000000";
 
+/// The original lines (0-based, inclusive) rendered rows `rows` show writes of: from
+/// the least line any of them shows to the greatest (on rendered text a row redrawn
+/// late holds writes from many lines, so the first and last rows need not hold them).
+pub(crate) fn rows_lines(rows: &[Line]) -> (u32, u32) {
+    rows.iter().fold((u32::MAX, 0), |(lo, hi), l| {
+        (lo.min(l.src_first), hi.max(l.src_last).max(l.src_first))
+    })
+}
+
 /// The line feeds that end `lines`, lines read straight from a text
 /// ([`Doc::from_raw_at`]): every line but a last one without an ending.
 pub(crate) fn line_feeds(lines: &[Line]) -> u32 {

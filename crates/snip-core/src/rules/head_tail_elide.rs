@@ -637,7 +637,7 @@ fn build_and_shrink(
                 gaps += 1;
             } else {
                 if !raw_offsets {
-                    let (lo, hi) = rows_lines(&middle[i..j]);
+                    let (lo, hi) = crate::doc::rows_lines(&middle[i..j]);
                     if lo.max(g.room.0) > hi.min(g.room.1) {
                         unnamed_rows.push((out.len(), out.len() + (j - i)));
                     }
@@ -743,7 +743,7 @@ fn gap_caps(
         while j < middle.len() && !keep[j] {
             j += 1;
         }
-        let (lo, hi) = rows_lines(&middle[i..j]);
+        let (lo, hi) = crate::doc::rows_lines(&middle[i..j]);
         let a = lo.max(floor);
         if a <= hi.min(next_marker[j].saturating_sub(1)) {
             firsts.push((i, a));
@@ -841,7 +841,7 @@ fn elide_head_rows(
         while e < h && hits(&out[e]) {
             e += 1;
         }
-        let (a, b) = rows_lines(&out[k..e]);
+        let (a, b) = crate::doc::rows_lines(&out[k..e]);
         if runs.last().is_none_or(|r| a > r.3) {
             runs.push((k, e, a, b));
         }
@@ -933,14 +933,6 @@ fn drop_named_rows(doc: &Doc<'_>, out: &mut Vec<Line>, unnamed: &[(usize, usize)
     shown
 }
 
-/// The original lines (0-based, inclusive) rendered rows `rows` show writes of: from
-/// the least line any of them shows to the greatest.
-pub(crate) fn rows_lines(rows: &[Line]) -> (u32, u32) {
-    rows.iter().fold((u32::MAX, 0), |(lo, hi), l| {
-        (lo.min(l.src_first), hi.max(l.src_last).max(l.src_first))
-    })
-}
-
 /// Salient lines of this priority or above that no island shows are counted, with
 /// their line numbers, in the marker of the gap that holds them (warnings are not).
 const COUNTED_PRIORITY: u8 = 2;
@@ -1012,7 +1004,7 @@ fn gap(
         // Rendered rows: a row redrawn late holds writes from many original lines, so
         // the gap's first and last rows need not hold its lowest and highest lines:
         // the gap spans every line its rows show.
-        (a, b) = rows_lines(&middle[i..j]);
+        (a, b) = crate::doc::rows_lines(&middle[i..j]);
         // Name only original lines no other marker names, and none a gap after it
         // needs (see [`gap_caps`]). When none is left (every write the rows show is
         // named by a marker around them), the rows are shown.

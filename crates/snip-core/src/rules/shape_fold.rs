@@ -898,7 +898,7 @@ fn marker(
     // first and the last may hold a write from a line past the last row's (a line
     // that moved the cursor up and rewrote it), and naming only the first row's to
     // the last row's lines left that write in no marker.
-    let (lo, hi) = super::head_tail_elide::rows_lines(stretch);
+    let (lo, hi) = crate::doc::rows_lines(stretch);
     let (a, b) = (lo.max(room.0), hi.min(room.1));
     if a > b {
         // Every original line these rows show is named by a marker around them.
