@@ -322,6 +322,11 @@ pub fn salience(t: &[u8]) -> u8 {
 /// records (a JSON array's items), where names are common and a word inside one is
 /// no report of a failure.
 pub fn names_a_failure(t: &[u8]) -> bool {
+    // Most keys and values hold no salient word: the stack-buffer scan rules them out
+    // without the whole-text scan's buffer (called for every member of a record).
+    if salience(t) < 2 {
+        return false;
+    }
     let name = |c: u8| c.is_ascii_alphanumeric() || b"-_./@#+".contains(&c);
     let mut found = false;
     each_match_whole(t, &mut Vec::new(), |s, e, prio| {
