@@ -1259,7 +1259,9 @@ const STATUS_NAMES: [&[u8]; 9] = [
 fn item_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
     let start = kids[c.kids.0 + k] as usize;
     let end = kid_end(b, kids, c, k);
-    reports_failure(&b[start..end])
+    // One scan of the whole item rules out most items (no salient word at all) before
+    // its members are read one by one.
+    crate::salience::salience(&b[start..end]) >= 2 && reports_failure(&b[start..end])
 }
 
 /// [`item_is_salient`] on an item's raw text. An item that is a string (a line of a
