@@ -633,8 +633,26 @@ fn build_and_shrink(
             };
             if let Some(line) = gap(doc, middle, cut, &g, eol, raw, raw_offsets) {
                 floor = floor.max(line.src_last.saturating_add(1));
+                let (a, b) = (line.src_first, line.src_last);
                 out.push(line);
                 gaps += 1;
+                if !raw_offsets {
+                    // Rows showing a write of a line outside the marker's range (a
+                    // line far below rewrote the row, and its range was left to the
+                    // gaps after): they follow the marker, and go only if another
+                    // marker names those lines (see [`drop_named_rows`]). An earlier
+                    // rule's marker line is not shown again: the gap names its range
+                    // (see [`gap_caps`]). Nor is a piece of a line (`cut`): an island
+                    // or the head or tail shows the rest of that line, and the gap
+                    // the piece's line falls to names it whole.
+                    let s = out.len();
+                    out.extend((i..j).filter(|&k| !cut[k]).map(|k| middle[k]).filter(|l| {
+                        l.marker.is_none() && (l.src_first < a || l.src_last.max(l.src_first) > b)
+                    }));
+                    if out.len() > s {
+                        unnamed_rows.push((s, out.len()));
+                    }
+                }
             } else {
                 if !raw_offsets {
                     let (lo, hi) = crate::doc::rows_lines(&middle[i..j]);
@@ -747,7 +765,9 @@ fn gap_caps(
         let a = lo.max(floor);
         if a <= hi.min(next_marker[j].saturating_sub(1)) {
             firsts.push((i, a));
-            floor = a.saturating_add(1);
+            // The gap names at least every line an earlier rule's marker line among
+            // its rows names (that marker line goes with the gap).
+            floor = past_markers(&middle[i..j], a.saturating_add(1));
         } else {
             floor = past_markers(&middle[i..j], floor);
         }
@@ -1089,14 +1109,18 @@ fn gap(
         Marker::gap(RuleId::HeadTailElide, a, b, bytes, restore)
     };
     let mut m = m;
-    if !g.salient.is_empty() {
-        // Salient lines no island shows: a count and where they are (1-based lines).
-        let mut at: Vec<u64> = g
-            .salient
-            .iter()
-            .map(|&k| u64::from(middle[k].src_first) + 1)
-            .collect();
-        at.dedup();
+    // Salient lines no island shows: a count and where they are (1-based lines),
+    // those within the marker's range (on rendered text a salient row can hold a line
+    // another marker names, or one shown after this marker).
+    let mut at: Vec<u64> = g
+        .salient
+        .iter()
+        .map(|&k| middle[k].src_first)
+        .filter(|&l| (a..=b).contains(&l))
+        .map(|l| u64::from(l) + 1)
+        .collect();
+    at.dedup();
+    if !at.is_empty() {
         m.what.push_str(&salient_note(at.len() as u64, &at));
     }
     // A marker never takes more room than the whole lines it would stand for: those
