@@ -93,9 +93,10 @@
 //! Lines lines are elided to `max_bytes / 4` each, only when the whole input is over the
 //! budget (whole lines are then the head-tail rule's job).
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use memchr::{memchr, memmem};
 

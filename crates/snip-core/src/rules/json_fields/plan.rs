@@ -275,7 +275,19 @@ pub(super) struct Plan<'a> {
     /// The opening offsets (ascending) of the arrays of records (see
     /// [`Container::record`]) with at least [`MIN_KIDS`] items.
     pub(super) record_opens: Vec<usize>,
+    /// Per container, per variant asked for: the value and runs of
+    /// [`Plan::cont_value`], which depend on the input alone (not on the edits
+    /// chosen), built on first use: the levels and `give_back` ask for the same ones
+    /// many times.
+    pub(super) run_sets: Vec<RefCell<Vec<(Var, Rc<RunSet>)>>>,
     pub(super) state: State,
+}
+
+/// The elided runs of one container at one variant, and their value: the runs'
+/// spans minus their markers (see [`Plan::runs`]).
+pub(super) struct RunSet {
+    pub(super) value: i64,
+    pub(super) runs: Vec<Run>,
 }
 
 impl<'a> Plan<'a> {
@@ -329,6 +341,7 @@ impl<'a> Plan<'a> {
             sal_lines: (0..ns).map(|_| OnceCell::new()).collect(),
             salient: (0..na).map(|_| OnceCell::new()).collect(),
             record_opens,
+            run_sets: (0..na).map(|_| RefCell::new(Vec::new())).collect(),
             state,
         };
         doc.render_lossless();
@@ -708,13 +721,20 @@ impl<'a> Plan<'a> {
 
     /// The saving of container `j` at `var` when nothing inside it is elided: its
     /// runs' spans minus their markers.
-    fn cont_value(&self, j: usize, var: Var) -> (i64, Vec<(Run, Vec<u8>)>) {
+    fn cont_value(&self, j: usize, var: Var) -> Rc<RunSet> {
+        if let Some((_, set)) = self.run_sets[j].borrow().iter().find(|s| s.0 == var) {
+            return Rc::clone(set);
+        }
         let runs = self.runs(j, var);
-        let v = runs
-            .iter()
-            .map(|(r, m)| (r.e - r.s) as i64 - m.len() as i64)
-            .sum();
-        (v, runs)
+        let set = Rc::new(RunSet {
+            value: runs
+                .iter()
+                .map(|(r, m)| (r.e - r.s) as i64 - m.len() as i64)
+                .sum(),
+            runs: runs.into_iter().map(|(r, _)| r).collect(),
+        });
+        self.run_sets[j].borrow_mut().push((var, Rc::clone(&set)));
+        set
     }
 
     /// Bytes saved by eliding string `i` at `keep` now (0 when not worth it), its
@@ -753,10 +773,11 @@ impl<'a> Plan<'a> {
     /// Saving of container `j` at `var` now (its value minus what the edits inside its
     /// runs already save).
     fn cont_saving(&self, j: usize, var: Var) -> usize {
-        let (value, runs) = self.cont_value(j, var);
+        let set = self.cont_value(j, var);
+        let (value, runs) = (set.value, &set.runs);
         let inside: i64 = runs
             .iter()
-            .map(|(r, _)| {
+            .map(|r| {
                 self.state.fen.prefix(self.coord(r.e)) - self.state.fen.prefix(self.coord(r.s))
             })
             .sum();
@@ -776,9 +797,10 @@ impl<'a> Plan<'a> {
     }
 
     fn apply_cont(&mut self, j: usize, var: Var) {
-        let (value, runs) = self.cont_value(j, var);
+        let set = self.cont_value(j, var);
+        let value = set.value;
         // Everything inside the runs is gone: its edits no longer count.
-        for (r, _) in &runs {
+        for r in &set.runs {
             let lo = self.scan.strings.partition_point(|c| c.start < r.s);
             let hi = self.scan.strings.partition_point(|c| c.start < r.e);
             for i in lo..hi {
@@ -1009,7 +1031,7 @@ impl<'a> Plan<'a> {
             .collect();
         // Size after moving container `j` to `var`, and its value there.
         let trial = |p: &Self, j: usize, var: Var| -> (usize, i64) {
-            let (value, _) = p.cont_value(j, var);
+            let value = p.cont_value(j, var).value;
             let size = p.size() as i64 + p.state.cont_val[j] - value;
             (size.max(0) as usize, value)
         };
@@ -1272,7 +1294,7 @@ fn reports_failure(t: &[u8]) -> bool {
         return crate::salience::names_a_failure(t);
     }
     let mut found = false;
-    each_member(t, |key, value, _| {
+    each_member(t, false, |key, value| {
         let status = STATUS_NAMES.iter().any(|n| key.eq_ignore_ascii_case(n));
         let error_key = crate::salience::names_a_failure(key);
         found = match value {
@@ -1298,10 +1320,10 @@ enum Member<'a> {
     Scalar(&'a [u8]),
 }
 
-/// Calls `f(key, value, listed)` for every member of every object in `t` (raw JSON
-/// text), in order, while `f` returns `true`; `listed`: the member is inside an array
-/// within `t` (one element of a list the item holds).
-fn each_member<'a>(t: &'a [u8], mut f: impl FnMut(&'a [u8], Member<'a>, bool) -> bool) {
+/// Calls `f(key, value)` for every member of every object in `t` (raw JSON text), in
+/// order, while `f` returns `true`. With `skip_lists`, the members inside arrays
+/// within `t` (the elements of a list the item holds) are not read.
+fn each_member<'a>(t: &'a [u8], skip_lists: bool, mut f: impl FnMut(&'a [u8], Member<'a>) -> bool) {
     // The end (one past the closing quote) of the string whose opening quote is at `i`.
     let string_end = |mut i: usize| {
         i += 1;
@@ -1317,16 +1339,13 @@ fn each_member<'a>(t: &'a [u8], mut f: impl FnMut(&'a [u8], Member<'a>, bool) ->
         i
     };
     let mut i = 0;
-    // Arrays open at `i` (JSON is balanced: `]` closes the last `[`).
-    let mut arrays = 0usize;
     while i < t.len() {
         if t[i] != b'"' {
-            match t[i] {
-                b'[' => arrays += 1,
-                b']' => arrays = arrays.saturating_sub(1),
-                _ => {}
-            }
-            i += 1;
+            i = if skip_lists && t[i] == b'[' && i > 0 {
+                list_end(t, i)
+            } else {
+                i + 1
+            };
             continue;
         }
         let key_end = string_end(i);
@@ -1360,11 +1379,45 @@ fn each_member<'a>(t: &'a [u8], mut f: impl FnMut(&'a [u8], Member<'a>, bool) ->
             }
             None => return,
         };
-        if !f(key, value, arrays > 0) {
+        if !f(key, value) {
             return;
         }
         i = next;
     }
+}
+
+/// One past the `]` that closes the array opening at `t[i]` (`t.len()` when none
+/// does): brackets inside strings are skipped.
+fn list_end(t: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while let Some(p) = memchr::memchr3(b'"', b'[', b']', &t[i..]) {
+        i += p;
+        match t[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', t.get(i..).unwrap_or_default()) {
+                        Some(q) if t[i + q] == b'\\' => i += q + 2,
+                        Some(q) => {
+                            i += q + 1;
+                            break;
+                        }
+                        None => return t.len(),
+                    }
+                }
+                continue;
+            }
+            b'[' => depth += 1,
+            _ => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+        }
+        i += 1;
+    }
+    t.len()
 }
 
 /// Fewest items an array needs for its rare values to be read.
@@ -1392,10 +1445,9 @@ fn rare_value_items(items: &[&[u8]]) -> Vec<bool> {
     let mut names: HashMap<&[u8], HashMap<&[u8], Vec<usize>>> = HashMap::new();
     for (k, t) in items.iter().enumerate() {
         let mut seen: Vec<&[u8]> = Vec::new();
-        each_member(t, |key, value, listed| {
-            if listed {
-                return true; // one element of a list: not the record's own status
-            }
+        // The members inside a list the item holds are not read: one element of a
+        // list is not the record's own status.
+        each_member(t, true, |key, value| {
             let v = match value {
                 Member::Str(v)
                     if v.len() <= 32
