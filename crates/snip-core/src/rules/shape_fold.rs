@@ -608,11 +608,16 @@ fn repeated_block(
     if !block_fits(wide, i) {
         return None;
     }
+    // A line that is not salient is the same as another but for its spacing's width
+    // and its digits exactly when their loose keys are equal (the loose text is that
+    // reading's canonical form; the key, its 64-bit hash), so the key alone compares
+    // them. A salient line's loose text reads a run of `0`s as one: its bytes are
+    // compared.
     let same = |j: usize, p: usize| {
         loose[j] == loose[j - p]
             && keys[j] == keys[j - p]
             && salient[j] == salient[j - p]
-            && same_but_digits(doc.text(&src[j]), doc.text(&src[j - p]), !salient[j])
+            && (!salient[j] || same_but_digits(doc.text(&src[j]), doc.text(&src[j - p]), false))
     };
     // A block holds more than MAX_PERIOD shapes: it is at least `wide[i]` lines long.
     let mut at = next[i];
@@ -1614,6 +1619,34 @@ mod tests {
             last = c;
         }
         foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED).hash_one(buf.as_slice())
+    }
+
+    /// The loose key of a line that is not salient stands for [`same_but_digits`]
+    /// (see `repeated_block`): over every pair of texts of up to 4 bytes from letters,
+    /// digits, spaces and tabs, equal keys exactly when the texts are the same but for
+    /// spacing and digits.
+    #[test]
+    fn loose_keys_equal_exactly_when_the_same_but_for_spacing_and_digits() {
+        let alphabet = [b'a', b'b', b'0', b'7', b' ', b'\t'];
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut from = 0;
+        for _ in 0..4 {
+            let to = texts.len();
+            for k in from..to {
+                for &c in &alphabet {
+                    let mut t = texts[k].clone();
+                    t.push(c);
+                    texts.push(t);
+                }
+            }
+            from = to;
+        }
+        let keys: Vec<u64> = texts.iter().map(|t| loose_reference(t, false)).collect();
+        for (a, ka) in texts.iter().zip(&keys) {
+            for (b, kb) in texts.iter().zip(&keys) {
+                assert_eq!(ka == kb, same_but_digits(a, b, true), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
