@@ -99,7 +99,8 @@ fn array_marker(v: &Value) -> Option<Found> {
 
 /// Whether an array item reports a failure, as `json-fields` reads it (its docs): a
 /// string item with an error word standing alone; at any depth, a status-like member
-/// whose short string value has one, or an error-named member that is not empty.
+/// whose short string value has one, an error-named member that is not empty, or a
+/// member naming an exit status whose value is an integer other than 0.
 fn reports_failure(item: &Value) -> bool {
     const STATUS: [&str; 9] = [
         "status",
@@ -129,7 +130,14 @@ fn reports_failure(item: &Value) -> bool {
                     Value::Array(xs) => !xs.is_empty(),
                     Value::Object(o) => !o.is_empty(),
                 };
-            status || error_key || (!v.is_string() && reports_failure(v))
+            let name: String = k
+                .chars()
+                .filter(|&c| c != '_' && c != '-')
+                .collect::<String>()
+                .to_ascii_lowercase();
+            let exit = ["exitcode", "exitstatus", "returncode"].contains(&name.as_str())
+                && (v.as_i64().is_some_and(|n| n != 0) || v.as_u64().is_some_and(|n| n != 0));
+            status || error_key || exit || (!v.is_string() && reports_failure(v))
         }),
         _ => false,
     }
@@ -636,6 +644,35 @@ fn items_with_a_rare_status_value_stay() {
     assert!(!String::from_utf8(r.output)
         .unwrap()
         .contains("salient items"));
+}
+
+#[test]
+fn items_whose_exit_status_is_not_zero_stay() {
+    // Commands a runner reports as records: every exit status 0 but two, under three
+    // spellings of the name; none holds an error word.
+    for name in ["exit_code", "exitCode", "returncode"] {
+        let steps: Vec<Value> = (0..300)
+            .map(|i| {
+                let code = match i {
+                    77 => 2,
+                    201 => -9,
+                    _ => 0,
+                };
+                serde_json::json!({"step": i, "cmd": format!("make part-{i}"), name: code})
+            })
+            .collect();
+        let input = serde_json::to_vec_pretty(&steps).unwrap();
+        let r = run(&input, &small_config(3000), Some(ID)).expect("elided");
+        let out = parse(&r.output);
+        let kept: Vec<i64> = out
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v[name].as_i64().is_some_and(|c| c != 0))
+            .map(|v| v["step"].as_i64().unwrap())
+            .collect();
+        assert_eq!(kept, [77, 201], "{name}");
+    }
 }
 
 #[test]

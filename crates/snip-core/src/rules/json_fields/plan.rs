@@ -1275,15 +1275,17 @@ const STATUS_NAMES: [&[u8]; 9] = [
 /// status ([`STATUS_NAMES`]) whose string value (at most [`SHORT_SCALAR`] bytes) holds
 /// an error word standing alone ([`crate::salience::names_a_failure`]), or a member
 /// named by an error word (`error`, `errors`, `exception`) whose value is not empty
-/// (`null`, `false`, `0`, `""`, `[]`, `{}`); or a string item holding an error word
-/// standing alone. Names and prose in other members (a package called `errno`, a
+/// (`null`, `false`, `0`, `""`, `[]`, `{}`), or a member naming an exit status whose
+/// value is an integer other than 0 ([`nonzero_exit`]); or a string item holding an
+/// error word standing alone. Names and prose in other members (a package called `errno`, a
 /// description "Error type for …") are not failures.
 fn item_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
     let start = kids[c.kids.0 + k] as usize;
     let end = kid_end(b, kids, c, k);
-    // One scan of the whole item rules out most items (no salient word at all) before
-    // its members are read one by one.
-    crate::salience::salience(&b[start..end]) >= 2 && reports_failure(&b[start..end])
+    // One scan of the whole item rules out most items (no salient word at all, and no
+    // name of an exit status) before its members are read one by one.
+    let t = &b[start..end];
+    (crate::salience::salience(t) >= 2 || names_an_exit(t)) && reports_failure(t)
 }
 
 /// [`item_is_salient`] on an item's raw text. An item that is a string (a line of a
@@ -1303,11 +1305,47 @@ fn reports_failure(t: &[u8]) -> bool {
                     || (error_key && !v.is_empty())
             }
             Member::Open { empty } => error_key && !empty,
-            Member::Scalar(v) => error_key && !matches!(v, b"null" | b"false" | b"0"),
+            Member::Scalar(v) => {
+                (error_key && !matches!(v, b"null" | b"false" | b"0")) || nonzero_exit(key, v)
+            }
         };
         !found
     });
     found
+}
+
+/// Names of a process's exit status, compared with case, `_` and `-` aside
+/// (`exit_code`, `exitCode`, `exit-status`, `returncode`).
+const EXIT_NAMES: [&[u8]; 3] = [b"exitcode", b"exitstatus", b"returncode"];
+
+/// Whether `t` may hold a name of [`EXIT_NAMES`] (`exit` or `return` in any case but
+/// for its first letter): a quick test before the members are read.
+fn names_an_exit(t: &[u8]) -> bool {
+    static FINDERS: std::sync::OnceLock<[memmem::Finder<'static>; 4]> = std::sync::OnceLock::new();
+    FINDERS
+        .get_or_init(|| [&b"xit"[..], b"XIT", b"eturn", b"ETURN"].map(memmem::Finder::new))
+        .iter()
+        .any(|f| f.find(t).is_some())
+}
+
+/// Whether member `key` with the raw scalar `value` reports a process that failed: the
+/// key names an exit status ([`EXIT_NAMES`]) and the value is an integer other than 0,
+/// as `exit code 1` in text (see [`crate::salience`]).
+fn nonzero_exit(key: &[u8], value: &[u8]) -> bool {
+    let digits = value.strip_prefix(b"-").unwrap_or(value);
+    if digits.is_empty()
+        || !digits.iter().all(u8::is_ascii_digit)
+        || digits.iter().all(|&d| d == b'0')
+    {
+        return false;
+    }
+    let name = key
+        .iter()
+        .filter(|&&c| c != b'_' && c != b'-')
+        .map(u8::to_ascii_lowercase);
+    EXIT_NAMES
+        .iter()
+        .any(|n| name.clone().eq(n.iter().copied()))
 }
 
 /// A member's value as [`each_member`] reads it.
@@ -1517,7 +1555,8 @@ fn value_start(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> usize {
 /// Whether member `k` of object `c` is worth keeping in an elided middle: its key is
 /// salient (error words, see [`crate::salience`]), or its value is a scalar that is
 /// salient or short and named like a status (`error`, `status`, `message`, `code`,
-/// `name`, `version`, `latest`, `reason`).
+/// `name`, `version`, `latest`, `reason`), or it is an exit status other than 0
+/// ([`nonzero_exit`]).
 fn member_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
     let (key, v, end) = member_parts(b, kids, c, k);
     if crate::salience::salience(key) >= 2 {
@@ -1526,6 +1565,9 @@ fn member_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
     let value = &b[v..end];
     if value.first().is_some_and(|c| matches!(c, b'{' | b'[')) || value.len() > ISLAND_MAX {
         return false;
+    }
+    if nonzero_exit(key, value) {
+        return true;
     }
     (value.len() <= SHORT_SCALAR && SALIENT_NAMES.iter().any(|n| key.eq_ignore_ascii_case(n)))
         || crate::salience::salience(value) >= 2
