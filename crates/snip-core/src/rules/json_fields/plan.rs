@@ -279,9 +279,12 @@ pub(super) struct Plan<'a> {
     /// [`Plan::cont_value`], which depend on the input alone (not on the edits
     /// chosen), built on first use: the levels and `give_back` ask for the same ones
     /// many times.
-    pub(super) run_sets: Vec<RefCell<Vec<(Var, Rc<RunSet>)>>>,
+    pub(super) run_sets: Vec<RefCell<RunSets>>,
     pub(super) state: State,
 }
+
+/// One container's [`RunSet`]s, each with the variant it is for.
+pub(super) type RunSets = Vec<(Var, Rc<RunSet>)>;
 
 /// The elided runs of one container at one variant, and their value: the runs'
 /// spans minus their markers (see [`Plan::runs`]).
