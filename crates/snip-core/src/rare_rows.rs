@@ -14,7 +14,9 @@
 //! of them reach), and where one word (a *status word*: no digit, at most
 //! [`WORD_MAX`] bytes, starting with a letter, a non-ASCII character or one of the
 //! marks `+`, `~`, `!`, `*`, `?`) is on at least three quarters of those. Then every
-//! line is read at that byte: a status word other than the common one there, held by
+//! line is read at that byte: a status word other than the common one there (or a
+//! word starting with a letter that holds digits too, a state with a count in it:
+//! `Init:0/1`), held by
 //! at most [`RARE_SHARE_PERCENT`] % of the rows with a word there (at least one row,
 //! and at least [`MIN_ROWS`] such rows), makes its rows rare. A column where more
 //! than a quarter of the rows differ is not a status column, nor is the rows' first
@@ -78,7 +80,7 @@ pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
             }
             // A table's header row (`STATUS` over the statuses) is not a rare row.
             let header = k == first && w.iter().all(|b| b.is_ascii_uppercase() || *b == b'_');
-            if header || !is_status_word(w) {
+            if header || !is_rare_word(w) {
                 continue;
             }
             if let Some((_, at)) = others.iter_mut().find(|(o, _)| *o == w) {
@@ -239,6 +241,18 @@ fn is_status_word(w: &[u8]) -> bool {
     }
 }
 
+/// Whether `w` may be a rare word of a status column: a status word
+/// ([`is_status_word`]), or a word of at most [`WORD_MAX`] bytes that starts with an
+/// ASCII letter and holds another letter, digits and marks allowed (`Init:0/1`,
+/// `Init:CrashLoopBackOff`, `Exit:137`): a state with a count in it. The common word
+/// has no digit, so a column of names or numbers never has one.
+fn is_rare_word(w: &[u8]) -> bool {
+    is_status_word(w)
+        || (w.len() <= WORD_MAX
+            && w.first().is_some_and(u8::is_ascii_alphabetic)
+            && w[1..].iter().any(u8::is_ascii_alphabetic))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +291,9 @@ mod tests {
             ],
         );
         assert_eq!(rare(&t), [101, 301, 451]);
+        // A state with a count in it (a pod still in its init containers).
+        let t = pods(300, &[(40, "Init:0/1"), (41, "Init:CrashLoopBackOff")]);
+        assert_eq!(rare(&t), [41, 42]);
     }
 
     #[test]
