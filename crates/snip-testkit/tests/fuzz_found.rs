@@ -647,3 +647,35 @@ fn a_repeat_run_near_its_marker_cost_is_decided_the_same_on_a_second_pass() {
     let input = include_bytes!("regressions/idempotence-repeat-run-near-marker-cost-2000.txt");
     assert_idempotent(input, 2000);
 }
+
+/// Lines that are each a JSON string (`jq '.[].name'`) are JSON Lines, not one JSON
+/// scalar: over the budget they are folded like any text (before, they were left
+/// whole at any size). One long JSON string over the budget is elided inside and
+/// stays one valid JSON string.
+#[test]
+fn json_string_lines_and_one_long_json_string_meet_the_budget() {
+    let lines: String = (0..30_000)
+        .map(|i| format!("\"log line {i} ok\"\n"))
+        .collect();
+    let outs = snip_testkit::accounted_and_idempotent(lines.as_bytes(), [4_096, 24_576])
+        .unwrap_or_else(|e| panic!("{e}"));
+    for out in outs {
+        assert!(out.len() < 24_576, "{} bytes", out.len());
+    }
+    let mut text = String::new();
+    for i in 0..5_000 {
+        text.push_str(&format!(
+            "step {i}: wrote {} bytes to part-{}\\n",
+            i * 37 % 1000,
+            i * 7
+        ));
+    }
+    let doc = format!("\"{text}\"\n");
+    let outs = snip_testkit::accounted_and_idempotent(doc.as_bytes(), [4_096, 24_576])
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (out, budget) in outs.iter().zip([4_096, 24_576]) {
+        assert!(out.len() <= budget, "{} bytes at {budget}", out.len());
+        let v: serde_json::Value = serde_json::from_slice(out).expect("still JSON");
+        assert!(v.is_string(), "at {budget}");
+    }
+}

@@ -63,7 +63,9 @@ pub fn is_json_scalar(input: &[u8]) -> bool {
     match v[0] {
         b'-' | b'0'..=b'9' => number_len(v) == Some(v.len()),
         b't' | b'f' | b'n' => matches!(v, b"true" | b"false" | b"null"),
-        b'"' => v.len() >= 2 && v.ends_with(b"\"") && is_json(v),
+        // One string holds no raw line feed (JSON escapes it): lines of strings are
+        // JSON Lines, not one scalar.
+        b'"' => v.len() >= 2 && v.ends_with(b"\"") && memchr(b'\n', v).is_none() && is_json(v),
         _ => false,
     }
 }

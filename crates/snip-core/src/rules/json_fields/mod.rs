@@ -184,13 +184,18 @@ pub fn apply(
 pub(crate) fn gate(g: &mut GateRun<'_>, text_rule: TextRule<'_>) -> Gated {
     let (input, config) = (g.input, g.config);
     if !looks_like_json(input) {
-        // One scalar is a JSON document too, with nothing to elide: left as it is (the
-        // text rules would render `\r` frames around it away, `0\r ` to an empty
-        // output, or cut a long string).
+        // One scalar is a JSON document too: left to this rule (the text rules would
+        // render `\r` frames around it away, `0\r ` to an empty output, or cut a
+        // long string). A string over the budget is elided inside, as a document's
+        // long strings are; any other scalar is left as it is.
         if is_json_scalar(input) {
-            return Gated::Done(g.unchanged());
+            let string = input.iter().find(|b| !is_ws(**b)) == Some(&b'"');
+            if !(string && input.len() > config.max_bytes) {
+                return Gated::Done(g.unchanged());
+            }
+        } else {
+            return Gated::Continue;
         }
-        return Gated::Continue;
     }
     g.retain_if_over();
     let lossy_allowed = g.lossy_allowed();
