@@ -44,6 +44,11 @@ const SALIENT: &[(&str, u8)] = &[
     ("exit code", 2),
     ("exit status", 2),
     ("exited with code", 2),
+    ("exit_code", 2),
+    ("exitcode", 2),
+    ("exit_status", 2),
+    ("exitstatus", 2),
+    ("returncode", 2),
     ("warning", 1),
 ];
 
@@ -57,8 +62,9 @@ const SALIENT: &[(&str, u8)] = &[
 /// full, from 165 K to 131 K (32 words; callgrind).
 struct Salient {
     searcher: Searcher,
-    /// Pattern `k`'s spellings: lower, Title and UPPER.
-    spellings: Vec<[Vec<u8>; 3]>,
+    /// Pattern `k`'s spellings: lower, Title, UPPER, camelCase and PascalCase (see
+    /// [`spellings`]).
+    spellings: Vec<[Vec<u8>; 5]>,
     /// Pattern `k`'s priority.
     priority: Vec<u8>,
     /// The longest pattern (bytes).
@@ -113,14 +119,31 @@ impl Searcher {
     }
 }
 
-/// `word` in lower, Title and UPPER case.
-fn spellings(word: &str) -> [Vec<u8>; 3] {
+/// Salient words that are two words written as one identifier, and the offset of the
+/// second word: their camelCase and PascalCase spellings count too (`exitCode`,
+/// `ExitStatus`, `returnCode`).
+const COMPOUNDS: [(&str, usize); 3] = [("exitcode", 4), ("exitstatus", 4), ("returncode", 6)];
+
+/// `word` in lower, Title, UPPER, camelCase and PascalCase (the last two are the
+/// lower and Title spellings but for a word of [`COMPOUNDS`]).
+fn spellings(word: &str) -> [Vec<u8>; 5] {
     let lower = word.as_bytes().to_vec();
     let mut title = lower.clone();
     if let Some(c) = title.first_mut() {
         c.make_ascii_uppercase();
     }
-    [lower, title, word.to_ascii_uppercase().into_bytes()]
+    let (mut camel, mut pascal) = (lower.clone(), title.clone());
+    if let Some(&(_, at)) = COMPOUNDS.iter().find(|(w, _)| *w == word) {
+        camel[at].make_ascii_uppercase();
+        pascal[at].make_ascii_uppercase();
+    }
+    [
+        lower,
+        title,
+        word.to_ascii_uppercase().into_bytes(),
+        camel,
+        pascal,
+    ]
 }
 
 fn salient() -> &'static Salient {
@@ -163,18 +186,26 @@ fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
 /// of shown. A count other than a lone `0` (`10 errors`, `0.5 failed`, `errors: 03`)
 /// still counts.
 ///
-/// An exit status (`exit code`, `exit status`, `exited with code`) reports a failure
-/// only when a number other than zero follows it, after an optional `:` and spaces:
-/// `exit code 1`, `exit status: 2`, `exited with code 137`; `exit code 0` and `exit
-/// code was` are tallies too.
+/// An exit status (`exit code`, `exit status`, `exited with code`, and as a name:
+/// `exit_code`, `exitCode`, `exit_status`, `returncode`) reports a failure only when a
+/// number other than zero follows it, after an optional `"`, an optional `:` or `=`,
+/// spaces and an optional `-`: `exit code 1`, `exit status: 2`, `exited with code
+/// 137`, `exit_code=3`, `"exitCode": -9`; `exit code 0` and `exit code was` are
+/// tallies too.
 #[inline]
 fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
-    if word.len() >= 4 && word[..4].eq_ignore_ascii_case(b"exit") {
+    if is_exit_word(word) {
         let mut i = start + word.len();
-        if hay.get(i) == Some(&b':') {
+        if hay.get(i) == Some(&b'"') {
+            i += 1;
+        }
+        if matches!(hay.get(i), Some(b':' | b'=')) {
             i += 1;
         }
         while hay.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if hay.get(i) == Some(&b'-') {
             i += 1;
         }
         return !hay.get(i).is_some_and(|c| (b'1'..=b'9').contains(c));
@@ -202,6 +233,15 @@ fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
         && hay
             .get(i + 1)
             .is_none_or(|&c| !(c.is_ascii_digit() || c == b'.' || c == b'x'))
+}
+
+/// Whether the salient word `word` names an exit status (`exit code`, `exit_status`,
+/// `exitCode`, `returncode`, `exited with code`): it reports a failure only with a
+/// number other than 0 after it (see [`zero_count`]).
+#[inline]
+fn is_exit_word(word: &[u8]) -> bool {
+    (word.len() >= 4 && word[..4].eq_ignore_ascii_case(b"exit"))
+        || (word.len() >= 6 && word[..6].eq_ignore_ascii_case(b"return"))
 }
 
 /// Bytes folded and searched at a time (a stack buffer).
@@ -547,15 +587,22 @@ mod tests {
                         }
                         _ => false,
                     };
-                    // An exit status: a number other than zero after it (`:` and
-                    // spaces between).
-                    let exit_zero = w.starts_with("exit") && {
+                    // An exit status: a number other than zero after it (`"`, `:`
+                    // or `=`, spaces and `-` between).
+                    let exit_word = w.starts_with("exit") || w.starts_with("return");
+                    let exit_zero = exit_word && {
                         let r = &hay[i + w.len()..];
-                        let r = r.strip_prefix(b":").unwrap_or(r);
+                        let r = r.strip_prefix(b"\"").unwrap_or(r);
+                        let r = r
+                            .strip_prefix(b":")
+                            .or_else(|| r.strip_prefix(b"="))
+                            .unwrap_or(r);
                         let k = r.iter().take_while(|&&c| c == b' ').count();
-                        !matches!(r.get(k), Some(b'1'..=b'9'))
+                        let r = &r[k..];
+                        let r = r.strip_prefix(b"-").unwrap_or(r);
+                        !matches!(r.first(), Some(b'1'..=b'9'))
                     };
-                    let tally = if w.starts_with("exit") {
+                    let tally = if exit_word {
                         exit_zero
                     } else {
                         before || after
@@ -620,6 +667,9 @@ mod tests {
             b"exit code",
             b"Exit status",
             b"exited with code",
+            b"exit_code",
+            b"exitCode",
+            b"ReturnCode",
             b"x",
             b" ",
             b"\n",
@@ -666,6 +716,9 @@ mod tests {
             b"Process completed with exit code 0.",
             b"the exit code was checked",
             b"web-1 exited with code 0",
+            b"job=build exit_code=0 took=2s",
+            b"{\"exitCode\": 0}",
+            b"returncode: 0",
         ] {
             assert_eq!(salience(line), 0, "{}", String::from_utf8_lossy(line));
         }
@@ -685,6 +738,10 @@ mod tests {
             (b"command terminated with exit code 137", 2),
             (b"exit status: 2", 2),
             (b"web-1 exited with code 1", 2),
+            (b"job=build exit_code=3 took=2s", 2),
+            (b"{\"exitCode\": -9}", 2),
+            (b"returncode: 1", 2),
+            (b"ExitStatus=2", 2),
         ] {
             assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
         }
