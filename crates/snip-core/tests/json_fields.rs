@@ -647,6 +647,46 @@ fn items_with_a_rare_status_value_stay() {
 }
 
 #[test]
+fn a_failing_record_longer_than_an_island_stays_when_it_fits() {
+    // `kubectl get pods -o json`: each pod is some 900 bytes, over the 600 of an
+    // island; one is waiting in CrashLoopBackOff, deep inside its record. At the
+    // default budget it is shown, not only counted.
+    let pods: Vec<Value> = (0..200)
+        .map(|i| {
+            let state = if i == 133 {
+                serde_json::json!({"waiting": {"reason": "CrashLoopBackOff",
+                                               "message": "back-off 5m0s restarting failed container"}})
+            } else {
+                serde_json::json!({"running": {"startedAt": "2026-12-01T10:00:00Z"}})
+            };
+            serde_json::json!({
+                "metadata": {"name": format!("web-{i:03}"), "namespace": "default",
+                             "labels": {"app": "web", "tier": "frontend", "pod-template-hash": "7d9f8c"},
+                             "uid": format!("0f1e2d3c-{i:04}-4b5a-8c7d-112233445566")},
+                "spec": {"nodeName": format!("node-{}", i % 7), "restartPolicy": "Always",
+                         "containers": [{"name": "web", "image": "nginx:1.27"}]},
+                "status": {"phase": "Running", "podIP": format!("10.0.{}.{}", i / 250, i % 250),
+                           "containerStatuses": [{"name": "web", "ready": i != 133,
+                                                  "restartCount": if i == 133 { 41 } else { 0 },
+                                                  "state": state}]}
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({"apiVersion": "v1", "items": pods, "kind": "List"});
+    let input = serde_json::to_vec_pretty(&doc).unwrap();
+    let r = run(&input, &Config::default(), Some(ID)).expect("elided");
+    let out = parse(&r.output);
+    let shown: Vec<&str> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["metadata"]["name"].as_str())
+        .collect();
+    assert!(shown.contains(&"web-133"), "{shown:?}");
+    assert!(r.output.len() <= Config::default().max_bytes);
+}
+
+#[test]
 fn items_whose_exit_status_is_not_zero_stay() {
     // Commands a runner reports as records: every exit status 0 but two, under three
     // spellings of the name; none holds an error word.

@@ -633,12 +633,15 @@ impl<'a> Plan<'a> {
         let salient = all.filter(|v| {
             var.salient && (c.object || rare_items(v.iter().filter(|&&s| s).count(), n))
         });
-        // A salient item stays when it is short (an island); a long one (a package's
-        // whole record) would take the room the rest of the document needs.
+        // A salient item stays when it is short: an island, or a record of at most an
+        // eighth of the budget (a pod of `kubectl get pods -o json`, whose failure is
+        // deep inside it); a longer one (a package's whole record) would take the
+        // room the rest of the document needs.
+        let item_max = ISLAND_MAX.max(self.config.max_bytes / 8);
         let stays = |k: usize| {
             salient.is_some_and(|v| v[k])
                 && (c.object
-                    || kid_end(self.input, kids, c, k) - kids[c.kids.0 + k] as usize <= ISLAND_MAX)
+                    || kid_end(self.input, kids, c, k) - kids[c.kids.0 + k] as usize <= item_max)
         };
         let mut spans = Vec::new();
         let mut k = var.keep;
