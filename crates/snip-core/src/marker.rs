@@ -451,9 +451,14 @@ pub fn parse_restore_call(
             let n_end = after
                 .find(|c: char| !c.is_ascii_digit())
                 .unwrap_or(after.len());
-            let n: u64 = after[..n_end]
-                .parse()
-                .map_err(|_| format!("{key} takes a quoted string or a whole number"))?;
+            let digits = &after[..n_end];
+            let n: u64 = digits.parse().map_err(|_| {
+                if digits.is_empty() {
+                    format!("{key} takes a quoted string or a whole number")
+                } else {
+                    format!("{key}={digits} is too large (at most {})", u64::MAX)
+                }
+            })?;
             (CallValue::Num(n), &after[n_end..])
         };
         if seen.iter().any(|k| k == key) {
@@ -527,6 +532,12 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("start is given twice"), "{e}");
+        let e = parse_restore_call(
+            "snip_restore(id=\"sn_1\", mode=\"lines\", start=1, end=99999999999999999999)",
+            |_, _| Ok(()),
+        )
+        .unwrap_err();
+        assert!(e.contains("end=99999999999999999999 is too large"), "{e}");
         assert!(parse_restore_call(
             "snip_restore(id=\"sn_1\", mode=\"lines\", start=1, end=2)",
             |_, _| Ok(())
