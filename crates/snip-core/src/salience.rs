@@ -244,6 +244,19 @@ fn is_exit_word(word: &[u8]) -> bool {
         || (word.len() >= 6 && word[..6].eq_ignore_ascii_case(b"return"))
 }
 
+/// Whether `name` (a JSON member's key) is a salient word that names an exit status
+/// as one identifier (`exit_code`, `exitcode`, `exit_status`, `exitstatus`,
+/// `returncode`) in one of its spellings ([`spellings`]: `exitCode`, `EXIT_STATUS`,
+/// `ReturnCode`).
+pub(crate) fn names_an_exit_status(name: &[u8]) -> bool {
+    let s = salient();
+    SALIENT.iter().zip(&s.spellings).any(|((w, _), spelled)| {
+        !w.contains(' ')
+            && is_exit_word(w.as_bytes())
+            && spelled.iter().any(|sp| sp.as_slice() == name)
+    })
+}
+
 /// Bytes folded and searched at a time (a stack buffer).
 const FOLD_CHUNK: usize = 4096;
 

@@ -130,12 +130,34 @@ fn reports_failure(item: &Value) -> bool {
                     Value::Array(xs) => !xs.is_empty(),
                     Value::Object(o) => !o.is_empty(),
                 };
-            let name: String = k
-                .chars()
-                .filter(|&c| c != '_' && c != '-')
-                .collect::<String>()
-                .to_ascii_lowercase();
-            let exit = ["exitcode", "exitstatus", "returncode"].contains(&name.as_str())
+            // The exit-status words as salience spells them: lower, Title, UPPER, and
+            // for the one-word names camelCase and PascalCase.
+            let spelled = |w: &str, at: Option<usize>| {
+                let title = format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..]);
+                let mut all = vec![w.to_string(), title.clone(), w.to_ascii_uppercase()];
+                if let Some(at) = at {
+                    let up = |s: &str| {
+                        format!(
+                            "{}{}{}",
+                            &s[..at],
+                            s[at..=at].to_ascii_uppercase(),
+                            &s[at + 1..]
+                        )
+                    };
+                    all.push(up(w));
+                    all.push(up(&title));
+                }
+                all.contains(k)
+            };
+            let exit = [
+                ("exit_code", None),
+                ("exit_status", None),
+                ("exitcode", Some(4)),
+                ("exitstatus", Some(4)),
+                ("returncode", Some(6)),
+            ]
+            .iter()
+            .any(|&(w, at)| spelled(w, at))
                 && (v.as_i64().is_some_and(|n| n != 0) || v.as_u64().is_some_and(|n| n != 0));
             status || error_key || exit || (!v.is_string() && reports_failure(v))
         }),

@@ -1288,10 +1288,10 @@ const STATUS_NAMES: [&[u8]; 9] = [
 fn item_is_salient(b: &[u8], kids: &[Kid], c: &Container, k: usize) -> bool {
     let start = kids[c.kids.0 + k] as usize;
     let end = kid_end(b, kids, c, k);
-    // One scan of the whole item rules out most items (no salient word at all, and no
-    // name of an exit status) before its members are read one by one.
+    // One scan of the whole item rules out most items (no salient word at all, a
+    // non-zero exit status included) before its members are read one by one.
     let t = &b[start..end];
-    (crate::salience::salience(t) >= 2 || names_an_exit(t)) && reports_failure(t)
+    crate::salience::salience(t) >= 2 && reports_failure(t)
 }
 
 /// [`item_is_salient`] on an item's raw text. An item that is a string (a line of a
@@ -1320,38 +1320,16 @@ fn reports_failure(t: &[u8]) -> bool {
     found
 }
 
-/// Names of a process's exit status, compared with case, `_` and `-` aside
-/// (`exit_code`, `exitCode`, `exit-status`, `returncode`).
-const EXIT_NAMES: [&[u8]; 3] = [b"exitcode", b"exitstatus", b"returncode"];
-
-/// Whether `t` may hold a name of [`EXIT_NAMES`] (`exit` or `return` in any case but
-/// for its first letter): a quick test before the members are read.
-fn names_an_exit(t: &[u8]) -> bool {
-    static FINDERS: std::sync::OnceLock<[memmem::Finder<'static>; 4]> = std::sync::OnceLock::new();
-    FINDERS
-        .get_or_init(|| [&b"xit"[..], b"XIT", b"eturn", b"ETURN"].map(memmem::Finder::new))
-        .iter()
-        .any(|f| f.find(t).is_some())
-}
-
 /// Whether member `key` with the raw scalar `value` reports a process that failed: the
-/// key names an exit status ([`EXIT_NAMES`]) and the value is an integer other than 0,
-/// as `exit code 1` in text (see [`crate::salience`]).
+/// key is a salient word naming an exit status ([`crate::salience::names_an_exit_status`]:
+/// `exit_code`, `exitCode`, `returncode`, …) and the value is an integer other than 0,
+/// as `exit code 1` in text.
 fn nonzero_exit(key: &[u8], value: &[u8]) -> bool {
     let digits = value.strip_prefix(b"-").unwrap_or(value);
-    if digits.is_empty()
-        || !digits.iter().all(u8::is_ascii_digit)
-        || digits.iter().all(|&d| d == b'0')
-    {
-        return false;
-    }
-    let name = key
-        .iter()
-        .filter(|&&c| c != b'_' && c != b'-')
-        .map(u8::to_ascii_lowercase);
-    EXIT_NAMES
-        .iter()
-        .any(|n| name.clone().eq(n.iter().copied()))
+    !digits.is_empty()
+        && digits.iter().all(u8::is_ascii_digit)
+        && digits.iter().any(|&d| d != b'0')
+        && crate::salience::names_an_exit_status(key)
 }
 
 /// A member's value as [`each_member`] reads it.
