@@ -234,6 +234,10 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
     let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
     let mut lits = Vec::with_capacity(doc.lines.len());
     let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
+    // The last line masked with no path-like word: its text, its line and its keys.
+    // A line that differs from it only in some digits has its masked text and keys
+    // (see [`digits_apart`]): a log's lines often differ in a counter or a time alone.
+    let mut last: Option<(&[u8], usize, u64, u64)> = None;
     let keys: Vec<u64> = doc
         .lines
         .iter()
@@ -243,12 +247,23 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
             Some(_) => {
                 masked.end_line();
                 lits.push(!(k as u64));
+                last = None;
                 !(k as u64)
             }
             None => {
+                let t = doc.text(l);
+                if let Some((prev, j, key, lit)) = last {
+                    if digits_apart(prev, t) {
+                        masked.push_copy(j);
+                        lits.push(lit);
+                        return key;
+                    }
+                }
                 paths.clear();
-                let key = masked.push(doc.text(l), &mut paths);
-                lits.push(hasher.hash_one((key, paths.as_slice())));
+                let key = masked.push(t, &mut paths);
+                let lit = hasher.hash_one((key, paths.as_slice()));
+                lits.push(lit);
+                last = paths.is_empty().then_some((t, k, key, lit));
                 key
             }
         })
@@ -1011,6 +1026,19 @@ impl Masked {
         key
     }
 
+    /// Masks a line as line `j` was masked (a line [`digits_apart`] from it: the same
+    /// masked text) and ends its line.
+    fn push_copy(&mut self, j: usize) {
+        let at = self.end();
+        let start = j.checked_sub(1).map_or(0, |i| self.ends[i]);
+        let len = self.ends[j] - start;
+        if self.text.len() < at + len {
+            self.text.resize(at + len, 0);
+        }
+        self.text.copy_within(start..start + len, at);
+        self.ends.push(at + len);
+    }
+
     /// Ends a line with no masked text (a marker line).
     fn end_line(&mut self) {
         self.ends.push(self.end());
@@ -1423,6 +1451,46 @@ fn find_mark(s: &[u8]) -> Option<usize> {
     }
     let tail = words.remainder();
     tail.iter().position(|&c| c | 1 == b'/').map(|k| at + k)
+}
+
+/// Whether `a` and `b` are as long and differ only in bytes that are ASCII digits in
+/// both. Such lines mask alike ([`shape_and_paths`] reads a digit by its class, never
+/// its value, and writes no digit out) and hold path-like words at the same places;
+/// only those words' text (the paths appended) may differ. Read eight bytes at a time:
+/// most words of two lines of a log are equal.
+fn digits_apart(a: &[u8], b: &[u8]) -> bool {
+    const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    const ZERO: u64 = u64::from_le_bytes([b'0'; 8]);
+    const TEN: u64 = u64::from_le_bytes([0x80 - 10; 8]);
+    // The high bit of each byte of `x` that is not an ASCII digit: `c ^ b'0'` is
+    // 0 to 9 for a digit alone, and adding 118 to its low seven bits (no carry out of
+    // a byte) sets the high bit from 10 up.
+    let not_digit = |x: u64| {
+        let t = x ^ ZERO;
+        (((t & LOW7) + TEN) | t) & HIGH
+    };
+    // The high bit of each byte where `x` and `y` differ.
+    let differ = |x: u64, y: u64| {
+        let d = x ^ y;
+        (((d & LOW7) + LOW7) | d) & HIGH
+    };
+    let apart = |x: u64, y: u64| differ(x, y) & (not_digit(x) | not_digit(y)) == 0;
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |x: &[u8]| u64::from_le_bytes(x.try_into().expect("8 bytes"));
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        if !apart(word(x), word(y)) {
+            return false;
+        }
+    }
+    // The last bytes, zero-filled to a word (equal there).
+    let at = a.len() / 8 * 8;
+    let (mut x, mut y) = ([0; 8], [0; 8]);
+    x[..a.len() - at].copy_from_slice(&a[at..]);
+    y[..b.len() - at].copy_from_slice(&b[at..]);
+    apart(u64::from_le_bytes(x), u64::from_le_bytes(y))
 }
 
 /// Byte classes for [`shape_and_paths`]' scans (one table load a byte): a space or
@@ -1838,6 +1906,103 @@ mod tests {
         }
         let key = foldhash::fast::FixedState::with_seed(SHAPE_SEED).hash_one(&out[..w]);
         (key, w)
+    }
+
+    #[test]
+    fn lines_digits_apart_mask_alike_and_are_the_lines_a_byte_at_a_time_finds() {
+        // Random lines as in the test below, each against a copy with some of its
+        // digits changed (to digits: apart) or one other byte changed (not apart).
+        let parts: &[&[u8]] = &[
+            b"case",
+            b"3",
+            b"0001",
+            b"1.2",
+            b"0:00",
+            b"-",
+            b".",
+            b"/",
+            b"_",
+            b" ",
+            b"\t",
+            b"MB",
+            b"ms",
+            b"deadbeef1",
+            b"x86",
+            b"src/",
+            b"lib.rs",
+            b"v2.0",
+            b"\xc2\xb5s",
+        ];
+        let apart_ref = |a: &[u8], b: &[u8]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(c, d)| c == d || (c.is_ascii_digit() && d.is_ascii_digit()))
+        };
+        let mut x: u32 = 7;
+        let mut next = |m: usize| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (x >> 16) as usize % m
+        };
+        let (mut apart, mut not_apart) = (0, 0);
+        for round in 0..20_000usize {
+            let mut a = Vec::new();
+            for _ in 0..round % 30 {
+                a.extend_from_slice(parts[next(parts.len())]);
+            }
+            let mut b = a.clone();
+            for _ in 0..next(4) {
+                if b.is_empty() {
+                    break;
+                }
+                let k = next(b.len());
+                b[k] = if b[k].is_ascii_digit() && next(3) > 0 {
+                    b'0' + next(10) as u8
+                } else {
+                    [b'0', b'a', b' ', b'.', b'/', 0xc3][next(6)]
+                };
+            }
+            let line = String::from_utf8_lossy(&a);
+            assert_eq!(digits_apart(&a, &b), apart_ref(&a, &b), "{line}");
+            if digits_apart(&a, &b) {
+                apart += 1;
+                let (mut out_a, mut out_b) = (vec![0; a.len()], vec![0; b.len()]);
+                let (ka, la) = shape_and_paths(&a, &mut out_a, &mut Vec::new());
+                let (kb, lb) = shape_and_paths(&b, &mut out_b, &mut Vec::new());
+                assert_eq!((ka, &out_a[..la]), (kb, &out_b[..lb]), "{line}");
+            } else {
+                not_apart += 1;
+            }
+        }
+        assert!(apart > 5_000 && not_apart > 5_000, "{apart} {not_apart}");
+    }
+
+    #[test]
+    fn a_copied_line_keys_as_if_masked_again() {
+        // Run keys with the copy (lines digits apart) are those of every line masked.
+        let text: String = (0..300)
+            .map(|i| match i % 7 {
+                0 => format!("test tests::case_{i:05} ... ok\n"),
+                1 => format!("GET /api/v1/items/{i} 200 {}ms\n", i % 90 + 10),
+                2 => format!("src/mod{}.rs:{}:{} warning\n", i % 3, i, i % 9),
+                _ => format!("[{:02}:{:02}] step {i:04} done\n", i / 60, i % 60),
+            })
+            .collect();
+        let doc = Doc::from_raw(text.as_bytes());
+        let (keys, lits) = run_keys(&doc);
+        // Every line masked afresh, as before the copy.
+        use std::hash::BuildHasher as _;
+        let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
+        let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
+        let (mut fresh, mut fresh_lits) = (Vec::new(), Vec::new());
+        for l in &doc.lines {
+            let mut paths = Vec::new();
+            let key = masked.push(doc.text(l), &mut paths);
+            fresh.push(key);
+            fresh_lits.push(hasher.hash_one((key, paths.as_slice())));
+        }
+        let fresh = name_column_keys(&fresh, &masked, &mut fresh_lits);
+        assert_eq!((keys, lits), (fresh, fresh_lits));
     }
 
     #[test]
