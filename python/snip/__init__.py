@@ -16,6 +16,7 @@ Python: a failure returns the original (``changed`` false, ``failed_open`` set).
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 from types import ModuleType
@@ -38,6 +39,7 @@ __all__ = [
     "compress",
     "compress_messages",
     "config",
+    "flush",
     "native_available",
     "over_budget",
     "restore",
@@ -90,6 +92,28 @@ def compress(text: str | bytes, **opts: Any) -> Receipt:
     core is missing; everything else fails open.
     """
     return _core().compress(text, **opts)  # type: ignore[no-any-return]
+
+
+def flush() -> None:
+    """Writes now what the store still holds: the originals of calls that just
+    returned and their ledger rows.
+
+    A call that keeps an original returns its id at once and holds the bytes in
+    memory; a thread of the module's own writes them right after (to a temp file
+    renamed into place, as the ``snip`` CLI writes) and appends the call's ledger row.
+    :func:`restore` in this process reads a held original from memory, so nothing
+    needs this but a reader of the store's files or another process that must see
+    them at once (``snip stats``, ``snip restore`` run within the same millisecond).
+    Registered to run at interpreter exit. Never raises: an original that cannot be
+    written stays held, restorable from this process.
+    """
+    if _native is not None:
+        _native.flush()
+
+
+# The store writes an original on a thread of its own right after the call that keeps
+# it (the call returns first): whatever is still held is written at exit.
+atexit.register(flush)
 
 
 def restore(

@@ -90,6 +90,9 @@ def restore(
 def restore_call(args: dict[str, Any], /, **opts: Any) -> RestoreResponse:
     """A restore call given as one dict of a tool call's arguments."""
 
+def flush() -> None:
+    """Writes the originals and ledger rows the store still holds (registered at exit)."""
+
 def restore_schema() -> dict[str, Any]:
     """The JSON Schema of a restore request (``docs/schema/snip_restore.json``)."""
 

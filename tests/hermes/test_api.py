@@ -93,7 +93,48 @@ def test_restore_round_trip(store: Path) -> None:
         answer = snip.restore(r["id"], **big)
         assert answer["status"] == "invalid", answer
         assert "out of range" in answer["note"], answer
+    # Written by the module's own thread after the call; flush() waits for it.
+    snip.flush()
     assert (store / "objects" / r["id"]).is_file()
+
+
+def test_a_kept_original_is_written_after_the_call_and_at_exit(store: Path) -> None:
+    """The module returns before the original is on disk: this process restores it
+    from memory at once, and one that exits without calling flush() leaves it written
+    for the next process (the `snip` binary restores it)."""
+    import os
+    import subprocess
+    import sys
+
+    r = snip.compress(BIG)
+    assert r["retained"]
+    assert snip.restore(r["id"], "lines", start=10001, end=10001)["content"] == (
+        "ERROR: disk full at row 10000\n"
+    )
+    child = (
+        "import snip, sys\n"
+        "text = ''.join(f'job {i:06d} done\\n' for i in range(30_000))\n"
+        "r = snip.compress(text)\n"
+        "assert r['retained'], r\n"
+        "print(r['id'])\n"
+    )
+    env = dict(os.environ)
+    out = subprocess.run(
+        [sys.executable, "-c", child], env=env, capture_output=True, text=True, check=True
+    )
+    sid = out.stdout.strip()
+    assert (store / "objects" / sid).is_file(), "written before the child exited"
+    snip_bin = os.environ.get("SNIP_BIN") or str(
+        Path(__file__).resolve().parents[2] / "target" / "debug" / "snip"
+    )
+    got = subprocess.run(
+        [snip_bin, "restore", sid, "--lines", "29999:30000", "--raw"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert got.stdout == "job 029998 done\njob 029999 done\n", got
 
 
 def test_config_lists_every_setting(store: Path) -> None:

@@ -92,6 +92,7 @@ def test_big_input_gives_the_cli_bytes(
 
 def test_big_input_writes_one_stream_row(big: Path, env: dict[str, str]) -> None:
     snip.compress(big.read_bytes(), source="big-test", store_max_entry_bytes=1 << 20)
+    snip.flush()  # the row is appended after the call, on the module's own thread
     ledger = Path(env["SNIP_STORE_DIR"]) / "ledger.jsonl"
     rows = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [r["source"] for r in rows] == ["big-test"], rows

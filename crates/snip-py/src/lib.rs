@@ -165,14 +165,15 @@ fn run_compress(input: &[u8], overrides: &Overrides, source: &str) -> Outcome {
         };
         let handle = stores::handle(overrides);
         if streams(input, &config, &handle) {
-            return stream(input, &config, &handle, source);
+            let outcome = stream(input, &config, &handle, source);
+            stores::after_call(&handle);
+            return outcome;
         }
         let outcome = snip_store::compress_recorded(input, &config, &handle, source);
-        match outcome.retention {
-            Some(Retention::Failed { .. }) => stores::forget(),
-            Some(Retention::Retained { .. }) => stores::prepare_spare(&handle),
-            _ => {}
+        if let Some(Retention::Failed { .. }) = outcome.retention {
+            stores::forget();
         }
+        stores::after_call(&handle);
         outcome
     }));
     run.unwrap_or_else(|p| {
@@ -337,12 +338,8 @@ fn compress_parts<'py>(
                 .any(|o| matches!(o.retention, Some(Retention::Failed { .. })))
             {
                 stores::forget();
-            } else if out
-                .iter()
-                .any(|o| matches!(o.retention, Some(Retention::Retained { .. })))
-            {
-                stores::prepare_spare(&handle);
             }
+            stores::after_call(&handle);
             out
         }));
         run.unwrap_or_else(|p| {
@@ -410,31 +407,9 @@ fn compress_json_fields<'py>(
                 };
             };
             let handle = stores::handle(&overrides);
-            let mut compress = |s: &str| {
-                let o = snip_store::compress_recorded(s.as_bytes(), &config, &handle, &source);
-                match o.retention {
-                    Some(Retention::Failed { .. }) => stores::forget(),
-                    Some(Retention::Retained { .. }) => stores::prepare_spare(&handle),
-                    _ => {}
-                }
-                (o.changed && !o.output.is_empty())
-                    .then(|| String::from_utf8(o.output).ok())
-                    .flatten()
-            };
-            let fields = snip_store::compress_json_fields(text, &keep, &mut compress);
-            let now = match &fields {
-                snip_store::Fields::Changed(t) => t.as_str(),
-                snip_store::Fields::Unchanged => text,
-                snip_store::Fields::NotJson => return fields,
-            };
-            if now.len() <= config.max_bytes {
-                return fields;
-            }
-            // Still over: the core's JSON rule elides inside the document (long
-            // strings, middles of long arrays); taken only when it stays JSON.
-            let whole = compress(now)
-                .filter(|w| serde_json::from_str::<&serde_json::value::RawValue>(w).is_ok());
-            whole.map_or(fields, snip_store::Fields::Changed)
+            let fields = json_fields(text, &keep, &config, &handle, &source);
+            stores::after_call(&handle);
+            fields
         }))
         .unwrap_or(snip_store::Fields::Unchanged)
     });
@@ -443,6 +418,40 @@ fn compress_json_fields<'py>(
         snip_store::Fields::Unchanged => (true, None),
         snip_store::Fields::Changed(t) => (true, Some(t)),
     })
+}
+
+/// The fields pass of [`compress_json_fields`] on the store behind `handle`, then the
+/// core's JSON rule on the whole document when it is still over budget.
+fn json_fields(
+    text: &str,
+    keep: &[&str],
+    config: &Config,
+    handle: &StoreHandle,
+    source: &str,
+) -> snip_store::Fields {
+    let mut compress = |s: &str| {
+        let o = snip_store::compress_recorded(s.as_bytes(), config, handle, source);
+        if let Some(Retention::Failed { .. }) = o.retention {
+            stores::forget();
+        }
+        (o.changed && !o.output.is_empty())
+            .then(|| String::from_utf8(o.output).ok())
+            .flatten()
+    };
+    let fields = snip_store::compress_json_fields(text, keep, &mut compress);
+    let now = match &fields {
+        snip_store::Fields::Changed(t) => t.as_str(),
+        snip_store::Fields::Unchanged => text,
+        snip_store::Fields::NotJson => return fields,
+    };
+    if now.len() <= config.max_bytes {
+        return fields;
+    }
+    // Still over: the core's JSON rule elides inside the document (long
+    // strings, middles of long arrays); taken only when it stays JSON.
+    let whole =
+        compress(now).filter(|w| serde_json::from_str::<&serde_json::value::RawValue>(w).is_ok());
+    whole.map_or(fields, snip_store::Fields::Changed)
 }
 
 /// The JSON Schema of a restore request (the `snip_restore` tool's parameters), as a
@@ -714,12 +723,15 @@ fn run_context(
         let store = handle.store()?;
         let mut keep = |original: &[u8]| store.put(original).ok();
         let out = snip_context::compress_messages(&messages, format, &settings, &mut keep);
-        if !out.changed {
-            return None;
+        let json = out
+            .changed
+            .then(|| serde_json::to_string(&out.request).ok())
+            .flatten();
+        if json.is_some() {
+            store.record(&context_row(&out.report, source));
         }
-        let json = serde_json::to_string(&out.request).ok()?;
-        store.record(&context_row(&out.report, source));
-        Some(json)
+        stores::after_call(&handle);
+        json
     }));
     run.ok().flatten()
 }
@@ -736,6 +748,17 @@ fn context_row(r: &snip_context::ContextReport, source: &str) -> LedgerRow {
     )
 }
 
+/// Writes the originals and ledger rows the store still holds (the module keeps an
+/// original in memory while its own thread writes it, right after each call); called
+/// at interpreter exit. Best effort: an original that cannot be written stays
+/// restorable from this process.
+#[pyfunction]
+fn flush(py: Python<'_>) {
+    py.detach(|| {
+        let _ = catch_unwind(stores::flush);
+    });
+}
+
 /// The extension module `snip._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
@@ -750,5 +773,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(restore_schema, m)?)?;
     m.add_function(wrap_pyfunction!(config, m)?)?;
     m.add_function(wrap_pyfunction!(compress_messages, m)?)?;
+    m.add_function(wrap_pyfunction!(flush, m)?)?;
     Ok(())
 }

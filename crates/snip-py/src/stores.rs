@@ -5,10 +5,14 @@
 //! its directory is still a real directory (one `lstat` per call). A store that could
 //! not keep an original is dropped, so the next call opens it afresh.
 //!
-//! After a call that kept an original, a thread of the module's own makes the empty
-//! temp file the store's next put of a new original will write and rename into place
-//! ([`snip_store::Store::prepare_spare`]), so that a call does not wait for the kernel
-//! to create a file: in a session nearly every output is a new original.
+//! A store opened here writes behind ([`snip_store::Store::write_behind`]): a call
+//! that keeps an original holds it in memory and returns; a thread of the module's
+//! own then writes it, appends the call's ledger row, and makes the empty temp file
+//! the next put of a new original will write and rename into place
+//! ([`snip_store::Store::prepare_spare`]). A call waits for none of it: in a session
+//! nearly every output is a new original. A held original is restorable from this
+//! process at once ([`crate::restore`] reads the same store), and from any process
+//! once written; [`flush`] writes what is held (at interpreter exit).
 
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,6 +42,9 @@ pub fn handle(overrides: &Overrides) -> Arc<StoreHandle> {
         }
     }
     let h = Arc::new(StoreHandle::open(&opts));
+    if let Some(store) = h.store() {
+        store.write_behind();
+    }
     *last = match *h {
         StoreHandle::Open(_) => Some((opts, Arc::clone(&h))),
         _ => None,
@@ -45,9 +52,27 @@ pub fn handle(overrides: &Overrides) -> Arc<StoreHandle> {
     h
 }
 
-/// Forgets the kept store (after it failed to keep an original).
+/// Forgets the kept store (after it failed to keep an original), unless it still
+/// holds originals it could not write: they stay restorable from it, and its later
+/// puts are written at once (and fail, while the disk does).
 pub fn forget() {
-    *LAST.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if last
+        .as_ref()
+        .and_then(|(_, h)| h.store())
+        .is_none_or(|s| !s.has_pending())
+    {
+        *last = None;
+    }
+}
+
+/// Writes what the kept store holds (see the module docs). Best effort: a write
+/// that fails leaves its original held, restorable from this process.
+pub fn flush() {
+    let last = LAST.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    if let Some(store) = last.as_ref().and_then(|(_, h)| h.store()) {
+        let _ = store.flush();
+    }
 }
 
 /// Whether the store directory is still a directory, not a symlink (opening refuses
@@ -56,36 +81,40 @@ fn is_real_dir(opts: &StoreOptions) -> bool {
     std::fs::symlink_metadata(&opts.dir).is_ok_and(|m| m.is_dir())
 }
 
-/// The thread that makes spares, with the process that started it (a forked child
-/// has no such thread and starts its own).
-static SPARES: Mutex<Option<(u32, Sender<Arc<StoreHandle>>)>> = Mutex::new(None);
+/// The thread that writes held originals and makes spares, with the process that
+/// started it (a forked child has no such thread and starts its own).
+static WRITER: Mutex<Option<(u32, Sender<Arc<StoreHandle>>)>> = Mutex::new(None);
 
-/// Has a spare made for `handle`'s store, off this call's path, unless one is ready
-/// (or the store is not an open directory store). Best effort: when no thread can
-/// be started, puts create their temp file themselves.
-pub fn prepare_spare(handle: &Arc<StoreHandle>) {
+/// After a call: has `handle`'s store write what it holds and make a spare, off this
+/// call's path (unless the store is not an open directory store, or has nothing to
+/// do). When no thread can be started, writes here.
+pub fn after_call(handle: &Arc<StoreHandle>) {
     let Some(store) = handle.store() else { return };
-    if store.is_shared() || store.has_spare() {
+    if store.is_shared() || (!store.has_pending() && store.has_spare()) {
         return;
     }
     let pid = std::process::id();
-    let mut spares = SPARES.lock().unwrap_or_else(PoisonError::into_inner);
-    if spares.as_ref().is_none_or(|(p, _)| *p != pid) {
+    let mut writer = WRITER.lock().unwrap_or_else(PoisonError::into_inner);
+    if writer.as_ref().is_none_or(|(p, _)| *p != pid) {
         let (tx, rx) = mpsc::channel::<Arc<StoreHandle>>();
         let started = std::thread::Builder::new()
-            .name("snip-spare".into())
+            .name("snip-writer".into())
             .spawn(move || {
                 for h in rx {
                     if let Some(s) = h.store() {
+                        let _ = s.write_pending();
                         let _ = s.prepare_spare();
                     }
                 }
             });
-        *spares = started.is_ok().then_some((pid, tx));
+        *writer = started.is_ok().then_some((pid, tx));
     }
-    if let Some((_, tx)) = spares.as_ref() {
-        if tx.send(Arc::clone(handle)).is_err() {
-            *spares = None;
-        }
+    let sent = writer
+        .as_ref()
+        .is_some_and(|(_, tx)| tx.send(Arc::clone(handle)).is_ok());
+    if !sent {
+        *writer = None;
+        drop(writer);
+        let _ = store.write_pending();
     }
 }

@@ -39,6 +39,8 @@ pub(crate) enum Source {
     File(File),
     /// A value in the shared store: read by ranges.
     Remote(std::sync::Arc<crate::redis_store::Redis>, String),
+    /// An original held in memory until it is written (see [`crate::behind`]).
+    Memory(std::sync::Arc<[u8]>),
 }
 
 /// An opened entry: its file, the original's size and SHA-256 (lowercase hex).
@@ -52,6 +54,19 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// An entry over `src`, an original in memory whose SHA-256 is `digest`.
+    pub(crate) fn in_memory(src: Source, digest: &[u8; 32]) -> Entry {
+        let len = match &src {
+            Source::Memory(b) => b.len() as u64,
+            _ => 0,
+        };
+        Entry {
+            src,
+            len,
+            sha256: hex(digest),
+        }
+    }
+
     /// Reads and checks the header of an opened entry file of `file_len` bytes.
     ///
     /// # Errors
@@ -125,6 +140,7 @@ impl Entry {
             Source::Remote(r, key) => {
                 r.read_range(key, HEADER_LEN as u64 + start, HEADER_LEN as u64 + end)
             }
+            Source::Memory(b) => Ok(b[start as usize..end as usize].to_vec()),
         }
     }
 
@@ -135,7 +151,7 @@ impl Entry {
     /// Any read error.
     pub(crate) fn line_index(&self) -> io::Result<Option<crate::restore::Sparse>> {
         match &self.src {
-            Source::File(_) => Ok(None),
+            Source::File(_) | Source::Memory(_) => Ok(None),
             Source::Remote(r, key) => r.line_index(key),
         }
     }
@@ -167,7 +183,7 @@ impl Entry {
             Source::File(file) => file
                 .metadata()
                 .is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino()),
-            Source::Remote(..) => false,
+            Source::Remote(..) | Source::Memory(_) => false,
         }
     }
 }

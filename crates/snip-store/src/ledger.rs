@@ -222,6 +222,9 @@ impl Store {
     /// Appends `row` to the ledger. Never fails loudly: errors are dropped (use
     /// [`Store::try_record`] to see them).
     pub fn record(&self, row: &LedgerRow) {
+        if self.hold_row(row) {
+            return; // appended by `Store::write_pending`
+        }
         let _ = self.try_record(row);
     }
 
@@ -267,6 +270,9 @@ impl Store {
     /// The ledger rows written at or after `since` (all rows when `None`), oldest
     /// first, with the number of lines that did not parse.
     pub fn ledger_rows(&self, since: Option<SystemTime>) -> (Vec<LedgerRow>, u64) {
+        if self.has_pending() {
+            let _ = self.flush(); // rows held by write-behind first
+        }
         let since_ms = since.map(unix_ms).unwrap_or(0);
         if let Some(r) = self.shared() {
             // Unreachable: no rows, one counted as unreadable.

@@ -74,6 +74,8 @@ pub struct Store {
     pub(crate) lines: crate::restore::LineCache,
     /// An empty temp file made ahead for the next small put ([`Store::prepare_spare`]).
     spare: std::sync::Mutex<Option<Spare>>,
+    /// Originals and ledger rows held until written ([`Store::write_behind`]).
+    pub(crate) behind: crate::behind::Behind,
 }
 
 /// An empty `.tmp-*` file in `objects/` made ahead of a put, held locked (so cleaners
@@ -104,6 +106,15 @@ impl Spare {
     /// Drops it without removing the file (renamed into place).
     fn disarm(mut self) {
         self.pid = 0;
+    }
+}
+
+impl Drop for Store {
+    /// Writes what write-behind still holds (see [`crate::behind`]).
+    fn drop(&mut self) {
+        if self.has_pending() {
+            let _ = self.write_pending();
+        }
     }
 }
 
@@ -239,6 +250,7 @@ impl Store {
                 redis: Some(std::sync::Arc::new(r)),
                 lines: Default::default(),
                 spare: Default::default(),
+                behind: Default::default(),
             });
         }
         // Checked by its last component: `link/` or `link/.` would otherwise name the
@@ -277,6 +289,7 @@ impl Store {
             redis: None,
             lines: Default::default(),
             spare: Default::default(),
+            behind: Default::default(),
         })
     }
 
@@ -356,11 +369,23 @@ impl Store {
     /// store goes over a cap, the oldest originals are evicted (down to 90% of the cap,
     /// so that eviction scans are rare), never the one just stored.
     ///
+    /// With write-behind on ([`Store::write_behind`]), the original is held in memory
+    /// and written after the call ([`Store::write_pending`]).
+    ///
     /// # Errors
     /// [`StoreError::TooLarge`] when the original is over `SNIP_STORE_MAX_ENTRY_BYTES`
     /// (or cannot fit in `SNIP_STORE_MAX_BYTES`); [`StoreError::Io`] when it cannot be
     /// written (disk full, read-only directory…).
     pub fn put(&self, original: &[u8]) -> Result<String, StoreError> {
+        self.check_size(original.len() as u64)?;
+        if let Some(id) = self.hold(original)? {
+            return Ok(id);
+        }
+        self.put_now(original)
+    }
+
+    /// [`Store::put`], written now.
+    pub(crate) fn put_now(&self, original: &[u8]) -> Result<String, StoreError> {
         let len = original.len() as u64;
         self.check_size(len)?;
         if let Some(r) = &self.redis {
@@ -652,6 +677,9 @@ impl Store {
     /// Looks up `id` (which must already be validated).
     pub(crate) fn lookup(&self, id: &str) -> Result<Lookup, StoreError> {
         debug_assert!(id::is_valid_id(id));
+        if let Some(e) = self.held_entry(id) {
+            return Ok(Lookup::Live(e));
+        }
         if let Some(r) = &self.redis {
             return r.lookup(id);
         }

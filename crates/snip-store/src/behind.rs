@@ -1,0 +1,186 @@
+//! Write-behind: a long-lived process (the Python module) keeps an original in memory
+//! and returns its id at once; a thread of its own writes it to the directory store
+//! right after the call ([`Store::write_pending`]).
+//!
+//! The promise a marker makes holds without waiting for the disk: a held original is
+//! restorable from this process (its [`Store::restore`] reads it from memory, as the
+//! Hermes plugin's `snip_restore` tool does) from the moment its id is returned, and
+//! from any process once written, which happens while the model reads the output.
+//! Writing goes through [`Store::put`]'s own path (temp file, rename, caps, eviction),
+//! so a held original is kept as a written one is, and the ledger rows of held calls
+//! are appended after it.
+//!
+//! When a write fails (a full or read-only disk), the original stays in memory (still
+//! restorable here), write-behind stops and every later put is written at once, so the
+//! call that cannot keep its original sees the error ([`Retention::Failed`]) and
+//! shortens nothing it could not give back. A later [`Store::write_pending`] that
+//! writes every held original turns write-behind on again.
+//!
+//! Held originals are bounded by [`HELD_MAX_BYTES`]; past it, a put is written at once.
+//! An exiting process writes what it holds in [`Store::flush`] (the Python module
+//! calls it at interpreter exit) and when the store is dropped. A process killed
+//! before that loses its held originals: their ids then answer `not_found`, never
+//! wrong bytes.
+//!
+//! [`Retention::Failed`]: snip_core::Retention::Failed
+
+use crate::entry::{Entry, Source};
+use crate::error::StoreError;
+use crate::id;
+use crate::ledger::LedgerRow;
+use crate::store::Store;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Bytes of originals held in memory at most; past it, a put is written at once.
+pub const HELD_MAX_BYTES: usize = 64 << 20;
+
+/// The write-behind state of one [`Store`] (off until [`Store::write_behind`]).
+#[derive(Debug, Default)]
+pub(crate) struct Behind {
+    state: Mutex<State>,
+    /// Held while held work is written: one writer at a time, and [`Store::flush`]
+    /// waits for one under way.
+    writing: Mutex<()>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    on: bool,
+    /// Originals not written yet, oldest first (a few at a time: a session's calls
+    /// are seconds apart, a write takes well under a millisecond).
+    held: Vec<Held>,
+    /// Their bytes, summed.
+    bytes: usize,
+    /// Ledger rows of calls not appended yet.
+    rows: Vec<LedgerRow>,
+    /// Why the last write failed: write-behind is off until every held original is
+    /// written.
+    failed: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Held {
+    id: String,
+    digest: [u8; 32],
+    bytes: Arc<[u8]>,
+}
+
+impl Behind {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Store {
+    /// Turns write-behind on (see the module docs): for a long-lived process that
+    /// calls [`Store::write_pending`] after each call that kept an original and
+    /// [`Store::flush`] before it exits. No effect on the shared store, whose writes
+    /// already go in one round trip after compressing.
+    pub fn write_behind(&self) {
+        if !self.is_shared() {
+            self.behind.state().on = true;
+        }
+    }
+
+    /// Whether originals or ledger rows are waiting to be written.
+    pub fn has_pending(&self) -> bool {
+        let s = self.behind.state();
+        !s.held.is_empty() || !s.rows.is_empty()
+    }
+
+    /// Holds `original` (whose size the caller checked) instead of writing it, and
+    /// returns its id; `None` when it is to be written at once: write-behind is off or
+    /// failed, or the held bytes would go over [`HELD_MAX_BYTES`].
+    pub(crate) fn hold(&self, original: &[u8]) -> Result<Option<String>, StoreError> {
+        {
+            let s = self.behind.state();
+            if !s.on || s.failed.is_some() || s.bytes + original.len() > HELD_MAX_BYTES {
+                return Ok(None);
+            }
+        }
+        let digest = id::sha256(original);
+        let id = self.key()?.id_for_digest(&digest);
+        let mut s = self.behind.state();
+        if !s.held.iter().any(|h| h.id == id) {
+            s.bytes += original.len();
+            s.held.push(Held {
+                id: id.clone(),
+                digest,
+                bytes: Arc::from(original),
+            });
+        }
+        Ok(Some(id))
+    }
+
+    /// Keeps `row` for [`Store::write_pending`] when write-behind is on; else gives it
+    /// back.
+    pub(crate) fn hold_row(&self, row: &LedgerRow) -> bool {
+        let mut s = self.behind.state();
+        if s.on {
+            s.rows.push(row.clone());
+        }
+        s.on
+    }
+
+    /// The held original `id`, as an entry read from memory.
+    pub(crate) fn held_entry(&self, id: &str) -> Option<Entry> {
+        let s = self.behind.state();
+        let h = s.held.iter().find(|h| h.id == id)?;
+        Some(Entry::in_memory(
+            Source::Memory(Arc::clone(&h.bytes)),
+            &h.digest,
+        ))
+    }
+
+    /// Writes the held originals, oldest first, through [`Store::put`]'s path, then
+    /// appends the held ledger rows. An original stays held until it is written; the
+    /// first that fails stops the writing and turns write-behind off (see the module
+    /// docs), and its error is returned. Rows that cannot be appended are dropped, as
+    /// [`Store::record`] drops them.
+    ///
+    /// # Errors
+    /// The first write's error ([`StoreError::Io`], [`StoreError::TooLarge`]).
+    pub fn write_pending(&self) -> Result<(), StoreError> {
+        let _writing = self
+            .behind
+            .writing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut result = Ok(());
+        loop {
+            let Some(next) = self.behind.state().held.first().cloned() else {
+                break;
+            };
+            match self.put_now(&next.bytes) {
+                Ok(_) => {
+                    let mut s = self.behind.state();
+                    if let Some(k) = s.held.iter().position(|h| h.id == next.id) {
+                        let h = s.held.remove(k);
+                        s.bytes -= h.bytes.len();
+                    }
+                    if s.held.is_empty() {
+                        s.failed = None;
+                    }
+                }
+                Err(e) => {
+                    self.behind.state().failed = Some(e.to_string());
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let rows = std::mem::take(&mut self.behind.state().rows);
+        for row in &rows {
+            let _ = self.try_record(row);
+        }
+        result
+    }
+
+    /// Waits for a write under way and writes what is still held ([`Store::write_pending`]).
+    ///
+    /// # Errors
+    /// As [`Store::write_pending`].
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.write_pending()
+    }
+}
