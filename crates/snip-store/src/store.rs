@@ -110,7 +110,7 @@ impl Spare {
 }
 
 impl Drop for Store {
-    /// Writes what write-behind still holds (see [`crate::behind`]).
+    /// Writes what write-behind still holds (see [`Store::write_behind`]).
     fn drop(&mut self) {
         if self.has_pending() {
             let _ = self.write_pending();
