@@ -188,10 +188,11 @@ fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
 ///
 /// An exit status (`exit code`, `exit status`, `exited with code`, and as a name:
 /// `exit_code`, `exitCode`, `exit_status`, `returncode`) reports a failure only when a
-/// number other than zero follows it, after an optional `"`, an optional `:` or `=`,
-/// spaces and an optional `-`: `exit code 1`, `exit status: 2`, `exited with code
-/// 137`, `exit_code=3`, `"exitCode": -9`; `exit code 0` and `exit code was` are
-/// tallies too.
+/// number other than zero follows it, after an optional `"`, an optional `:` or `=`
+/// with spaces or tabs on either side, and an optional `-`: `exit code 1`, `exit
+/// status: 2`, `exited with code 137`, `exit_code=3`, `"exitCode": -9`, `"exit_code" :
+/// 3` (a pretty-printer's spacing), `exit_code = 3`; `exit code 0` and `exit code
+/// was` are tallies too.
 #[inline]
 fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
     if is_exit_word(word) {
@@ -199,12 +200,16 @@ fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
         if hay.get(i) == Some(&b'"') {
             i += 1;
         }
+        let blank = |i: &mut usize| {
+            while matches!(hay.get(*i), Some(b' ' | b'\t')) {
+                *i += 1;
+            }
+        };
+        blank(&mut i);
         if matches!(hay.get(i), Some(b':' | b'=')) {
             i += 1;
         }
-        while hay.get(i) == Some(&b' ') {
-            i += 1;
-        }
+        blank(&mut i);
         if hay.get(i) == Some(&b'-') {
             i += 1;
         }
@@ -732,6 +737,8 @@ mod tests {
             b"job=build exit_code=0 took=2s",
             b"{\"exitCode\": 0}",
             b"returncode: 0",
+            b"\"exit_code\" : 0,",
+            b"exit_code = 0",
         ] {
             assert_eq!(salience(line), 0, "{}", String::from_utf8_lossy(line));
         }
@@ -755,6 +762,9 @@ mod tests {
             (b"{\"exitCode\": -9}", 2),
             (b"returncode: 1", 2),
             (b"ExitStatus=2", 2),
+            (b"\"exit_code\" : 3,", 2),
+            (b"exit_code = 1", 2),
+            (b"returncode\t: 2", 2),
         ] {
             assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
         }
