@@ -23,6 +23,11 @@
 //! word when the common one holds a lower-case letter (`test …`, `Compiling …`: a log
 //! line's verb; a mark or a level such as `INFO` may be).
 //!
+//! An access log's status column holds numbers: a column whose common word is an
+//! HTTP status of success or redirection (`200`, `304`: three digits, `100` to `399`)
+//! is a status column too, and its rare words are the error codes alone (`404`,
+//! `503`: `400` to `599`), never another success (`201`) or a count.
+//!
 //! The cost is one pass over the sample's bytes and a comparison of at most
 //! [`MAX_COLUMNS`] words per line: a few microseconds on a 50 KB output.
 
@@ -80,7 +85,12 @@ pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
             }
             // A table's header row (`STATUS` over the statuses) is not a rare row.
             let header = k == first && w.iter().all(|b| b.is_ascii_uppercase() || *b == b'_');
-            if header || !is_rare_word(w) {
+            let rare = if is_http_success(common) {
+                is_http_error(w)
+            } else {
+                is_rare_word(w)
+            };
+            if header || !rare {
                 continue;
             }
             if let Some((_, at)) = others.iter_mut().find(|(o, _)| *o == w) {
@@ -127,8 +137,9 @@ impl Col {
     }
 }
 
-/// Words (runs of bytes other than spaces and tabs) a row starts with, read at most.
-const WORDS_MAX: usize = 8;
+/// Words (runs of bytes other than spaces and tabs) a row starts with, read at most
+/// (an access log's status is its 9th).
+const WORDS_MAX: usize = 12;
 
 /// The words of `t`, separated by spaces and tabs.
 fn words(t: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -161,6 +172,8 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
     let by_byte = starts.iter().enumerate().map(|(c, &n)| (Col::Byte(c), n));
     let by_word = nth.iter().enumerate().map(|(k, &n)| (Col::Word(k), n));
     let mut out: Vec<(Col, &[u8])> = Vec::new();
+    // The sample rows each column of `out` reaches.
+    let mut reach: Vec<u16> = Vec::new();
     for (col, n) in by_byte.chain(by_word) {
         if (n as usize) < need {
             continue;
@@ -178,8 +191,13 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
         let Some(&(common, count)) = words.iter().max_by_key(|(_, c)| *c) else {
             continue;
         };
-        // A column found both ways (an aligned table) is read once.
-        let seen = out.iter().any(|&(_, w)| w == common);
+        // A column found both ways (an aligned table) is read once; a word's rank is
+        // read too when the byte column with its word reaches fewer rows (an access
+        // log's status after client addresses of different lengths).
+        let seen = out
+            .iter()
+            .zip(&reach)
+            .any(|(&(_, w), &r)| w == common && r >= n);
         // The rows' first word (`test …`, `Compiling …`, `running …`) is the verb of a
         // log line, not a status, unless it is a mark or a level (`✓`, `+`, `INFO`): a
         // first word in lower case makes every other line of free text "rare".
@@ -196,8 +214,10 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
             }
         };
         let verb = leads && common.iter().any(u8::is_ascii_lowercase);
-        if is_status_word(common) && count * 4 >= n as usize * 3 && !seen && !verb {
+        let status = is_status_word(common) || is_http_success(common);
+        if status && count * 4 >= n as usize * 3 && !seen && !verb {
             out.push((col, common));
+            reach.push(n);
             if out.len() == MAX_COLUMNS {
                 break;
             }
@@ -241,6 +261,19 @@ fn is_status_word(w: &[u8]) -> bool {
     }
 }
 
+/// Whether `w` is an HTTP status code of success or redirection (three digits, `100`
+/// to `399`: `200`, `204`, `304`): the common word of an access log's status column.
+/// Its rare words are then the error codes alone ([`is_http_error`]): a count column
+/// (`ls -l`'s links, `1` on most rows) is not one, nor a `201` among `200`s.
+fn is_http_success(w: &[u8]) -> bool {
+    w.len() == 3 && (b'1'..=b'3').contains(&w[0]) && w[1..].iter().all(u8::is_ascii_digit)
+}
+
+/// Whether `w` is an HTTP error status code (`400` to `599`).
+fn is_http_error(w: &[u8]) -> bool {
+    w.len() == 3 && (b'4'..=b'5').contains(&w[0]) && w[1..].iter().all(u8::is_ascii_digit)
+}
+
 /// Whether `w` may be a rare word of a status column: a status word
 /// ([`is_status_word`]), or a word of at most [`WORD_MAX`] bytes that starts with an
 /// ASCII letter and holds another letter, digits and marks allowed (`Init:0/1`,
@@ -278,6 +311,47 @@ mod tests {
             ));
         }
         s
+    }
+
+    #[test]
+    fn an_http_error_status_among_successes() {
+        let line = |i: usize, st: u16| {
+            format!(
+                "10.0.{}.{} - - [01/May/2026:12:{:02}:{:02} +0000] \"GET /api/items?page={} HTTP/1.1\" {st} {} \"-\" \"curl/8.5.0\"\n",
+                i % 256,
+                i % 200 + 1,
+                i / 60 % 60,
+                i % 60,
+                i % 97,
+                (i * 7919) % 99_991 + 100
+            )
+        };
+        let log: String = (0..600)
+            .map(|i| match i {
+                333 => line(i, 503),
+                444 => line(i, 404),
+                _ if i % 50 == 7 => line(i, 304),
+                _ if i % 40 == 3 => line(i, 201),
+                _ => line(i, 200),
+            })
+            .collect();
+        assert_eq!(rare(&log), [333, 444]);
+        // Successes and redirections alone: nothing is rare.
+        let ok: String = (0..600)
+            .map(|i| line(i, [200, 200, 200, 301, 204][i % 5]))
+            .collect();
+        assert!(rare(&ok).is_empty());
+        // A column of counts (`ls -l`'s links) is not a status column.
+        let ls: String = (0..300)
+            .map(|i| {
+                let links = if i == 100 { 404 } else { 1 };
+                format!(
+                    "-rw-r--r-- {links} user user {} May  1 12:00 file{i}.txt\n",
+                    i * 13
+                )
+            })
+            .collect();
+        assert!(rare(&ls).is_empty());
     }
 
     #[test]
