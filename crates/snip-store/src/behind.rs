@@ -20,7 +20,9 @@
 //! An exiting process writes what it holds in [`Store::flush`] (the Python module
 //! calls it at interpreter exit) and when the store is dropped. A process killed
 //! before that loses its held originals: their ids then answer `not_found`, never
-//! wrong bytes.
+//! wrong bytes. A child forked after a call holds copies of its parent's held
+//! originals and writes them too (the store keeps one entry per id); it never waits
+//! for a write its parent's thread had under way (no lock is held across a write).
 //!
 //! [`Retention::Failed`]: snip_core::Retention::Failed
 
@@ -29,7 +31,7 @@ use crate::error::StoreError;
 use crate::id;
 use crate::ledger::LedgerRow;
 use crate::store::Store;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// Bytes of originals held in memory at most; past it, a put is written at once.
 pub const HELD_MAX_BYTES: usize = 64 << 20;
@@ -38,9 +40,8 @@ pub const HELD_MAX_BYTES: usize = 64 << 20;
 #[derive(Debug, Default)]
 pub(crate) struct Behind {
     state: Mutex<State>,
-    /// Held while held work is written: one writer at a time, and [`Store::flush`]
-    /// waits for one under way.
-    writing: Mutex<()>,
+    /// Signalled when a writer is done (see [`State::writer`]).
+    done: Condvar,
 }
 
 #[derive(Debug, Default)]
@@ -56,6 +57,11 @@ struct State {
     /// Why the last write failed: write-behind is off until every held original is
     /// written.
     failed: Option<String>,
+    /// The process whose thread is writing, if one is: one writer at a time, and
+    /// [`Store::flush`] waits for one under way. A process id, not a lock held while
+    /// writing: a child forked meanwhile has no such thread (and its own id), so it
+    /// does not wait for it.
+    writer: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +74,16 @@ struct Held {
 impl Behind {
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The writer's turn ([`State::writer`]): given up when dropped.
+struct Writer<'a>(&'a Behind);
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        self.0.state().writer = None;
+        self.0.done.notify_all();
     }
 }
 
@@ -141,11 +157,25 @@ impl Store {
     /// # Errors
     /// The first write's error ([`StoreError::Io`], [`StoreError::TooLarge`]).
     pub fn write_pending(&self) -> Result<(), StoreError> {
-        let _writing = self
-            .behind
-            .writing
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let me = std::process::id();
+        {
+            let mut s = self.behind.state();
+            while s.writer == Some(me) {
+                s = self
+                    .behind
+                    .done
+                    .wait(s)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            s.writer = Some(me);
+        }
+        // Cleared however the writes end (a panic included), so no flush waits forever.
+        let _writer = Writer(&self.behind);
+        self.write_held()
+    }
+
+    /// [`Store::write_pending`]'s writes, by the one writer.
+    fn write_held(&self) -> Result<(), StoreError> {
         let mut result = Ok(());
         loop {
             let Some(next) = self.behind.state().held.first().cloned() else {
@@ -182,5 +212,43 @@ impl Store {
     /// As [`Store::write_pending`].
     pub fn flush(&self) -> Result<(), StoreError> {
         self.write_pending()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StoreOptions;
+
+    #[test]
+    fn a_writer_of_another_process_is_not_waited_for() {
+        // A child forked while its parent's thread was writing inherits the parent's
+        // writer mark; that thread does not exist in the child.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&StoreOptions::in_dir(dir.path().join("s"))).unwrap();
+        store.write_behind();
+        let id = store.put(b"held in a forked child\n").unwrap();
+        store.behind.state().writer = Some(std::process::id().wrapping_add(1));
+        store.flush().unwrap();
+        assert!(dir.path().join("s/objects").join(&id).is_file());
+        assert_eq!(store.behind.state().writer, None);
+    }
+
+    #[test]
+    fn a_flush_waits_for_the_writer_of_this_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&StoreOptions::in_dir(dir.path().join("s"))).unwrap();
+        store.write_behind();
+        let id = store.put(b"written by the other thread\n").unwrap();
+        store.behind.state().writer = Some(std::process::id());
+        std::thread::scope(|sc| {
+            let flusher = sc.spawn(|| store.flush());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!flusher.is_finished(), "waits while this process writes");
+            // The writer is done (its turn dropped): the flush goes on.
+            drop(Writer(&store.behind));
+            flusher.join().unwrap().unwrap();
+        });
+        assert!(dir.path().join("s/objects").join(&id).is_file());
     }
 }
