@@ -52,33 +52,30 @@ pub fn handle(overrides: &Overrides) -> Arc<StoreHandle> {
     h
 }
 
-/// Forgets the kept store (after it failed to keep an original), unless it still
-/// holds originals it could not write: they stay restorable from it, and its later
-/// puts are written at once (and fail, while the disk does).
+/// Forgets the kept store (after it failed to keep an original): the next call opens
+/// it afresh. What it held is not lost: every store of a directory shares what is held
+/// there ([`snip_store::Store::write_behind`]).
 pub fn forget() {
-    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
-    if last
-        .as_ref()
-        .and_then(|(_, h)| h.store())
-        .is_none_or(|s| !s.has_pending())
-    {
-        *last = None;
-    }
+    *LAST.lock().unwrap_or_else(PoisonError::into_inner) = None;
 }
 
-/// Writes what the kept store holds (see the module docs). Best effort: a write
-/// that fails leaves its original held, restorable from this process.
+/// Writes what every store of this process still holds, opening each again if need
+/// be ([`snip_store::flush_held`]). Best effort: an original that cannot be written
+/// stays held, restorable from this process.
 pub fn flush() {
     let last = LAST.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    if let Some(store) = last.as_ref().and_then(|(_, h)| h.store()) {
-        let _ = store.flush();
+    if let Some(s) = last.as_ref().and_then(|(_, h)| h.store()) {
+        let _ = s.flush(); // also removes its spare
     }
+    snip_store::flush_held();
 }
 
-/// Whether the store directory is still a directory, not a symlink (opening refuses
-/// symlinks; a kept store must not outlive a swap).
+/// Whether the store directory and its `objects/` are still directories, not
+/// symlinks (opening refuses symlinks; a kept store must not outlive a swap, and a
+/// put held in memory must not cite a directory that can no longer take it).
 fn is_real_dir(opts: &StoreOptions) -> bool {
-    std::fs::symlink_metadata(&opts.dir).is_ok_and(|m| m.is_dir())
+    let dir = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    dir(&opts.dir) && dir(&opts.dir.join("objects"))
 }
 
 /// The thread that writes held originals and makes spares, with the process that
@@ -102,7 +99,13 @@ pub fn after_call(handle: &Arc<StoreHandle>) {
             .spawn(move || {
                 for h in rx {
                     if let Some(s) = h.store() {
-                        let _ = s.write_pending();
+                        // A write that fails may be a directory removed since the
+                        // store was opened: opening it again makes it again.
+                        if s.write_pending().is_err() {
+                            if let Ok(again) = snip_store::Store::open(s.options()) {
+                                let _ = again.write_pending();
+                            }
+                        }
                         let _ = s.prepare_spare();
                     }
                 }

@@ -26,15 +26,64 @@
 //!
 //! [`Retention::Failed`]: snip_core::Retention::Failed
 
-use crate::entry::{Entry, Source};
+use crate::entry::{Entry, Source, HEADER_LEN};
 use crate::error::StoreError;
 use crate::id;
 use crate::ledger::LedgerRow;
+use crate::options::StoreOptions;
 use crate::store::Store;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// Bytes of originals held in memory at most; past it, a put is written at once.
 pub const HELD_MAX_BYTES: usize = 64 << 20;
+
+/// Free space (bytes) a filesystem keeps beyond the held originals for a put to be
+/// held: with less, the put is written at once, so a full disk is the call's error
+/// (lossless only), not a held original that cannot be written.
+const FREE_MARGIN: u64 = 1 << 20;
+
+/// The write-behind state of each store directory of this process: every [`Store`]
+/// opened on a directory shares it, so a held original is found (and written) by any
+/// of them, and outlives them all.
+static DIRS: Mutex<Vec<(PathBuf, Arc<Behind>)>> = Mutex::new(Vec::new());
+
+/// The write-behind state of directory `dir` (see [`DIRS`]).
+pub(crate) fn shared(dir: &Path) -> Arc<Behind> {
+    let mut dirs = DIRS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, b)) = dirs.iter().find(|(d, _)| d == dir) {
+        return Arc::clone(b);
+    }
+    let b = Arc::new(Behind::default());
+    dirs.push((dir.to_path_buf(), Arc::clone(&b)));
+    b
+}
+
+/// Writes what every store directory of this process still holds ([`Store::flush`]),
+/// each through a store opened again with the options it was held under (which
+/// creates its directories again when they are gone). Best effort: what cannot be
+/// written stays held. For a process about to exit (the Python module calls it at
+/// interpreter exit).
+pub fn flush_held() {
+    let dirs: Vec<Arc<Behind>> = DIRS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|(_, b)| Arc::clone(b))
+        .collect();
+    for b in dirs {
+        let opts = {
+            let s = b.state();
+            if s.held.is_empty() && s.rows.is_empty() {
+                continue;
+            }
+            s.opts.clone()
+        };
+        if let Some(store) = opts.and_then(|o| Store::open(&o).ok()) {
+            let _ = store.flush();
+        }
+    }
+}
 
 /// The write-behind state of one [`Store`] (off until [`Store::write_behind`]).
 #[derive(Debug, Default)]
@@ -57,6 +106,8 @@ struct State {
     /// Why the last write failed: write-behind is off until every held original is
     /// written.
     failed: Option<String>,
+    /// The options of the last store that held an original here ([`flush_held`]).
+    opts: Option<StoreOptions>,
     /// The process whose thread is writing, if one is: one writer at a time, and
     /// [`Store::flush`] waits for one under way. A process id, not a lock held while
     /// writing: a child forked meanwhile has no such thread (and its own id), so it
@@ -108,15 +159,24 @@ impl Store {
     /// returns its id; `None` when it is to be written at once: write-behind is off or
     /// failed, or the held bytes would go over [`HELD_MAX_BYTES`].
     pub(crate) fn hold(&self, original: &[u8]) -> Result<Option<String>, StoreError> {
-        {
+        let held = {
             let s = self.behind.state();
             if !s.on || s.failed.is_some() || s.bytes + original.len() > HELD_MAX_BYTES {
                 return Ok(None);
             }
+            s.bytes
+        };
+        // Room on the disk for what is held and this one (one `statvfs`).
+        let need = (held + original.len() + HEADER_LEN) as u64 + FREE_MARGIN;
+        if fs4::available_space(self.dir()).map_or(true, |free| free < need) {
+            return Ok(None);
         }
         let digest = id::sha256(original);
         let id = self.key()?.id_for_digest(&digest);
         let mut s = self.behind.state();
+        if s.opts.as_ref() != Some(self.options()) {
+            s.opts = Some(self.options().clone());
+        }
         if !s.held.iter().any(|h| h.id == id) {
             s.bytes += original.len();
             s.held.push(Held {
@@ -181,7 +241,7 @@ impl Store {
             let Some(next) = self.behind.state().held.first().cloned() else {
                 break;
             };
-            match self.put_now(&next.bytes) {
+            match self.put_known(&next.bytes, Some((&next.digest, &next.id))) {
                 Ok(_) => {
                     let mut s = self.behind.state();
                     if let Some(k) = s.held.iter().position(|h| h.id == next.id) {
@@ -211,7 +271,9 @@ impl Store {
     /// # Errors
     /// As [`Store::write_pending`].
     pub fn flush(&self) -> Result<(), StoreError> {
-        self.write_pending()
+        let written = self.write_pending();
+        self.drop_spare(); // an exiting process leaves no empty temp file
+        written
     }
 }
 

@@ -43,7 +43,7 @@ mod redis_store;
 pub mod restore;
 mod store;
 
-pub use behind::HELD_MAX_BYTES;
+pub use behind::{flush_held, HELD_MAX_BYTES};
 pub use entry::HEADER_LEN;
 pub use error::StoreError;
 pub use fields::{compress_json_fields, Fields, MIN_FIELD_CHARS};

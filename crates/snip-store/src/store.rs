@@ -74,8 +74,9 @@ pub struct Store {
     pub(crate) lines: crate::restore::LineCache,
     /// An empty temp file made ahead for the next small put ([`Store::prepare_spare`]).
     spare: std::sync::Mutex<Option<Spare>>,
-    /// Originals and ledger rows held until written ([`Store::write_behind`]).
-    pub(crate) behind: crate::behind::Behind,
+    /// Originals and ledger rows held until written ([`Store::write_behind`]), shared
+    /// by every `Store` of this process opened on the same directory.
+    pub(crate) behind: std::sync::Arc<crate::behind::Behind>,
 }
 
 /// An empty `.tmp-*` file in `objects/` made ahead of a put, held locked (so cleaners
@@ -123,6 +124,26 @@ impl Drop for Spare {
         if self.is_intact() {
             let _ = fs::remove_file(&self.path);
         }
+    }
+}
+
+/// The store lock's file, held locked ([`Store::lock`]). Dropping it unlocks the file
+/// before closing it: a child forked while the lock was held shares the open file
+/// description, and closing alone would leave the lock held until the child exits
+/// (its own next lock would then wait for itself).
+#[derive(Debug)]
+pub(crate) struct StoreLock(File);
+
+impl std::ops::Deref for StoreLock {
+    type Target = File;
+    fn deref(&self) -> &File {
+        &self.0
+    }
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        let _ = fs4::fs_std::FileExt::unlock(&self.0);
     }
 }
 
@@ -278,6 +299,7 @@ impl Store {
         let objects = dir.join("objects");
         fsutil::ensure_private_dir(&objects, true)?;
         let key = Key::load_or_create(&dir)?;
+        let behind = crate::behind::shared(&dir);
         Ok(Store {
             opts: StoreOptions {
                 dir: dir.clone(),
@@ -289,7 +311,7 @@ impl Store {
             redis: None,
             lines: Default::default(),
             spare: Default::default(),
-            behind: Default::default(),
+            behind,
         })
     }
 
@@ -386,6 +408,17 @@ impl Store {
 
     /// [`Store::put`], written now.
     pub(crate) fn put_now(&self, original: &[u8]) -> Result<String, StoreError> {
+        self.put_known(original, None)
+    }
+
+    /// [`Store::put_now`]; with `known`, the original's SHA-256 and the id it was
+    /// given (a held original, whose id a marker already cites: written under that id
+    /// even when the key changed since).
+    pub(crate) fn put_known(
+        &self,
+        original: &[u8],
+        known: Option<(&[u8; 32], &str)>,
+    ) -> Result<String, StoreError> {
         let len = original.len() as u64;
         self.check_size(len)?;
         if let Some(r) = &self.redis {
@@ -396,8 +429,14 @@ impl Store {
         }
         let file_len = len + HEADER_LEN as u64;
         if original.len() < PARALLEL_HASH_MIN {
-            let digest = id::sha256(original);
-            let id = self.key()?.id_for_digest(&digest);
+            let (digest, id) = match known {
+                Some((d, id)) => (*d, id.to_string()),
+                None => {
+                    let digest = id::sha256(original);
+                    let id = self.key()?.id_for_digest(&digest);
+                    (digest, id)
+                }
+            };
             let path = self.objects.join(&id);
             if !self.refresh_if_present(&path, file_len) {
                 self.put_small(original, &digest, &path, file_len)?;
@@ -407,17 +446,23 @@ impl Store {
         let mut reservation = self.reserve(file_len)?;
         // Hash on a second thread while this one writes the bytes; a repeated
         // original then costs one wasted temp file, a new one half the time.
-        let (digest, tmp) = std::thread::scope(|s| {
-            let hasher = std::thread::Builder::new().spawn_scoped(s, || id::sha256(original));
-            let tmp = self.write_temp(original);
-            let digest = match hasher {
-                Ok(h) => h.join().unwrap_or_else(|_| id::sha256(original)),
-                Err(_) => id::sha256(original),
-            };
-            (digest, tmp)
-        });
+        let (digest, tmp) = match known {
+            Some((d, _)) => (*d, self.write_temp(original)),
+            None => std::thread::scope(|s| {
+                let hasher = std::thread::Builder::new().spawn_scoped(s, || id::sha256(original));
+                let tmp = self.write_temp(original);
+                let digest = match hasher {
+                    Ok(h) => h.join().unwrap_or_else(|_| id::sha256(original)),
+                    Err(_) => id::sha256(original),
+                };
+                (digest, tmp)
+            }),
+        };
         let tmp = tmp?;
-        let id = self.key()?.id_for_digest(&digest);
+        let id = match known {
+            Some((_, id)) => id.to_string(),
+            None => self.key()?.id_for_digest(&digest),
+        };
         let path = self.objects.join(&id);
         if self.refresh_if_present(&path, file_len) {
             return Ok(id); // the temp file is removed when dropped
@@ -641,6 +686,11 @@ impl Store {
             .is_some_and(|s| s.pid == std::process::id())
     }
 
+    /// Removes the spare, if any ([`Store::prepare_spare`]).
+    pub(crate) fn drop_spare(&self) {
+        drop(self.take_spare());
+    }
+
     /// Takes the spare, if any.
     fn take_spare(&self) -> Option<Spare> {
         self.spare
@@ -800,14 +850,14 @@ impl Store {
         Ok((n, bytes))
     }
 
-    /// Takes the store lock (exclusive; released when the file is dropped). A fresh
+    /// Takes the store lock (exclusive; released when the guard is dropped). A fresh
     /// open file description each time, so threads of one process exclude each other
     /// too.
-    pub(crate) fn lock(&self) -> Result<File, StoreError> {
+    pub(crate) fn lock(&self) -> Result<StoreLock, StoreError> {
         let path = self.dir.join("lock");
         let f = fsutil::open_rw_create(&path, false)?;
         f.lock_exclusive().ctx("lock", &path)?;
-        Ok(f)
+        Ok(StoreLock(f))
     }
 
     fn is_expired(&self, mtime: Option<SystemTime>) -> bool {
