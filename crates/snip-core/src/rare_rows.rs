@@ -23,10 +23,10 @@
 //! word when the common one holds a lower-case letter (`test …`, `Compiling …`: a log
 //! line's verb; a mark or a level such as `INFO` may be).
 //!
-//! An access log's status column holds numbers: a column whose common word is an
-//! HTTP status of success or redirection (`200`, `304`: three digits, `100` to `399`)
-//! is a status column too, and its rare words are the error codes alone (`404`,
-//! `503`: `400` to `599`), never another success (`201`) or a count.
+//! An access log's status column holds numbers: a column where HTTP statuses of
+//! success or redirection (`200`, `304`, `206`: three digits, `100` to `399`, counted
+//! as one word) are the common word is a status column too, and its rare words are
+//! the error codes alone (`404`, `503`: `400` to `599`), never a count.
 //!
 //! The cost is one pass over the sample's bytes and a comparison of at most
 //! [`MAX_COLUMNS`] words per line: a few microseconds on a 50 KB output.
@@ -85,7 +85,7 @@ pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
             }
             // A table's header row (`STATUS` over the statuses) is not a rare row.
             let header = k == first && w.iter().all(|b| b.is_ascii_uppercase() || *b == b'_');
-            let rare = if is_http_success(common) {
+            let rare = if common == HTTP_OK {
                 is_http_error(w)
             } else {
                 is_rare_word(w)
@@ -181,7 +181,7 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
         // The most common word at `col` in the sample, and on how many rows.
         let mut words: Vec<(&[u8], usize)> = Vec::new();
         for t in sample {
-            if let Some(w) = col.word(t) {
+            if let Some(w) = col.word(t).map(status_key) {
                 match words.iter_mut().find(|(o, _)| *o == w) {
                     Some((_, c)) => *c += 1,
                     None => words.push((w, 1)),
@@ -214,7 +214,7 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
             }
         };
         let verb = leads && common.iter().any(u8::is_ascii_lowercase);
-        let status = is_status_word(common) || is_http_success(common);
+        let status = is_status_word(common) || common == HTTP_OK;
         if status && count * 4 >= n as usize * 3 && !seen && !verb {
             out.push((col, common));
             reach.push(n);
@@ -258,6 +258,20 @@ fn is_status_word(w: &[u8]) -> bool {
                 && cs.next().is_none()
         }),
         _ => false,
+    }
+}
+
+/// The common word of an access log's status column: its HTTP success and
+/// redirection codes counted as one ([`status_key`]; `200`, `304` and `206` mixed).
+const HTTP_OK: &[u8] = b"1XX-3XX";
+
+/// The word a column's rows are counted by: `w`, or [`HTTP_OK`] for an HTTP success or
+/// redirection code.
+fn status_key(w: &[u8]) -> &[u8] {
+    if is_http_success(w) {
+        HTTP_OK
+    } else {
+        w
     }
 }
 
@@ -336,6 +350,16 @@ mod tests {
             })
             .collect();
         assert_eq!(rare(&log), [333, 444]);
+        // `200` on fewer than three rows in four: successes and redirections are one
+        // status.
+        let mixed: String = (0..600)
+            .map(|i| match i {
+                101 => line(i, 500),
+                404 => line(i, 429),
+                _ => line(i, [200, 304, 200, 302, 206, 200, 301, 200][i % 8]),
+            })
+            .collect();
+        assert_eq!(rare(&mixed), [101, 404]);
         // Successes and redirections alone: nothing is rare.
         let ok: String = (0..600)
             .map(|i| line(i, [200, 200, 200, 301, 204][i % 5]))
