@@ -49,6 +49,10 @@ const SALIENT: &[(&str, u8)] = &[
     ("exit_status", 2),
     ("exitstatus", 2),
     ("returncode", 2),
+    // Before `status`: a leftmost-first scan takes the first word listed at a place.
+    ("status_code", 2),
+    ("statuscode", 2),
+    ("status", 2),
     ("warning", 1),
 ];
 
@@ -122,7 +126,12 @@ impl Searcher {
 /// Salient words that are two words written as one identifier, and the offset of the
 /// second word: their camelCase and PascalCase spellings count too (`exitCode`,
 /// `ExitStatus`, `returnCode`).
-const COMPOUNDS: [(&str, usize); 3] = [("exitcode", 4), ("exitstatus", 4), ("returncode", 6)];
+const COMPOUNDS: [(&str, usize); 4] = [
+    ("exitcode", 4),
+    ("exitstatus", 4),
+    ("returncode", 6),
+    ("statuscode", 6),
+];
 
 /// `word` in lower, Title, UPPER, camelCase and PascalCase (the last two are the
 /// lower and Title spellings but for a word of [`COMPOUNDS`]).
@@ -195,6 +204,9 @@ fn in_name(hay: &[u8], start: usize, word: &[u8], lower: &[u8]) -> bool {
 /// was` are tallies too.
 #[inline]
 fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
+    if is_status_word(word) {
+        return !http_error_after(hay, start + word.len());
+    }
     if is_exit_word(word) {
         let mut i = start + word.len();
         if hay.get(i) == Some(&b'"') {
@@ -247,6 +259,37 @@ fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
 fn is_exit_word(word: &[u8]) -> bool {
     (word.len() >= 4 && word[..4].eq_ignore_ascii_case(b"exit"))
         || (word.len() >= 6 && word[..6].eq_ignore_ascii_case(b"return"))
+}
+
+/// Whether the salient word `word` names a status (`status`, `status_code`,
+/// `statusCode`): it reports a failure only with an HTTP error code after it (see
+/// [`http_error_after`]).
+#[inline]
+fn is_status_word(word: &[u8]) -> bool {
+    word.len() >= 6 && word[..6].eq_ignore_ascii_case(b"status")
+}
+
+/// Whether an HTTP error code (`400` to `599`, three digits and no fourth) follows
+/// `hay[i..]`, after an optional `"`, an optional `:` or `=` with spaces or tabs on
+/// either side: `"status": 503`, `status=404`, `Status: 500`, `status_code 502`; not
+/// `status: 200`, `status: Running` or `status 4040`.
+fn http_error_after(hay: &[u8], mut i: usize) -> bool {
+    if hay.get(i) == Some(&b'"') {
+        i += 1;
+    }
+    while matches!(hay.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    if matches!(hay.get(i), Some(b':' | b'=')) {
+        i += 1;
+    }
+    while matches!(hay.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    matches!(hay.get(i), Some(b'4' | b'5'))
+        && hay.get(i + 1).is_some_and(u8::is_ascii_digit)
+        && hay.get(i + 2).is_some_and(u8::is_ascii_digit)
+        && !hay.get(i + 3).is_some_and(u8::is_ascii_digit)
 }
 
 /// Whether `name` (a JSON member's key) is a salient word that names an exit status
@@ -611,16 +654,35 @@ mod tests {
                     let exit_zero = exit_word && {
                         let r = &hay[i + w.len()..];
                         let r = r.strip_prefix(b"\"").unwrap_or(r);
+                        let r = &r[r.iter().take_while(|&&c| c == b' ' || c == b'\t').count()..];
                         let r = r
                             .strip_prefix(b":")
                             .or_else(|| r.strip_prefix(b"="))
                             .unwrap_or(r);
-                        let k = r.iter().take_while(|&&c| c == b' ').count();
+                        let k = r.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
                         let r = &r[k..];
                         let r = r.strip_prefix(b"-").unwrap_or(r);
                         !matches!(r.first(), Some(b'1'..=b'9'))
                     };
-                    let tally = if exit_word {
+                    // A status: an HTTP error code after it (`"`, blanks, `:` or `=`,
+                    // blanks between), else a tally.
+                    let status_word = w.starts_with("status");
+                    let status_ok = status_word && {
+                        let blank = |c: &u8| *c == b' ' || *c == b'\t';
+                        let r = &hay[i + w.len()..];
+                        let r = r.strip_prefix(b"\"").unwrap_or(r);
+                        let r = &r[r.iter().take_while(|c| blank(c)).count()..];
+                        let r = r
+                            .strip_prefix(b":")
+                            .or_else(|| r.strip_prefix(b"="))
+                            .unwrap_or(r);
+                        let r = &r[r.iter().take_while(|c| blank(c)).count()..];
+                        let code = r.iter().take_while(|c| c.is_ascii_digit()).count();
+                        !(code == 3 && matches!(r[0], b'4' | b'5'))
+                    };
+                    let tally = if status_word {
+                        status_ok
+                    } else if exit_word {
                         exit_zero
                     } else {
                         before || after
@@ -739,6 +801,12 @@ mod tests {
             b"returncode: 0",
             b"\"exit_code\" : 0,",
             b"exit_code = 0",
+            b"{\"status\": 200, \"path\": \"/\"}",
+            b"status: Running",
+            b"Status: 304",
+            b"status=4040",
+            b"git status",
+            b"{\"status\": {\"phase\": \"Running\"}}",
         ] {
             assert_eq!(salience(line), 0, "{}", String::from_utf8_lossy(line));
         }
@@ -765,6 +833,11 @@ mod tests {
             (b"\"exit_code\" : 3,", 2),
             (b"exit_code = 1", 2),
             (b"returncode\t: 2", 2),
+            (b"{\"status\": 503, \"path\": \"/\"}", 2),
+            (b"level=info status=404 path=/x", 2),
+            (b"Status: 503 Service Unavailable", 2),
+            (b"{\"statusCode\":429}", 2),
+            (b"status_code=502", 2),
         ] {
             assert_eq!(salience(line), want, "{}", String::from_utf8_lossy(line));
         }
