@@ -208,20 +208,7 @@ fn zero_count(hay: &[u8], start: usize, word: &[u8]) -> bool {
         return !http_error_after(hay, start + word.len());
     }
     if is_exit_word(word) {
-        let mut i = start + word.len();
-        if hay.get(i) == Some(&b'"') {
-            i += 1;
-        }
-        let blank = |i: &mut usize| {
-            while matches!(hay.get(*i), Some(b' ' | b'\t')) {
-                *i += 1;
-            }
-        };
-        blank(&mut i);
-        if matches!(hay.get(i), Some(b':' | b'=')) {
-            i += 1;
-        }
-        blank(&mut i);
+        let mut i = value_after(hay, start + word.len());
         if hay.get(i) == Some(&b'-') {
             i += 1;
         }
@@ -261,6 +248,26 @@ fn is_exit_word(word: &[u8]) -> bool {
         || (word.len() >= 6 && word[..6].eq_ignore_ascii_case(b"return"))
 }
 
+/// Where the value of a name ending at `hay[i]` starts: past an optional `"` (the
+/// name's closing quote), an optional `:` or `=`, and spaces or tabs on either side of
+/// it (`exit_code=3`, `"exitCode": -9`, `"status" : 503`, `exit code 1`).
+fn value_after(hay: &[u8], mut i: usize) -> usize {
+    if hay.get(i) == Some(&b'"') {
+        i += 1;
+    }
+    let blank = |i: &mut usize| {
+        while matches!(hay.get(*i), Some(b' ' | b'\t')) {
+            *i += 1;
+        }
+    };
+    blank(&mut i);
+    if matches!(hay.get(i), Some(b':' | b'=')) {
+        i += 1;
+    }
+    blank(&mut i);
+    i
+}
+
 /// Whether the salient word `word` names a status (`status`, `status_code`,
 /// `statusCode`): it reports a failure only with an HTTP error code after it (see
 /// [`http_error_after`]).
@@ -273,19 +280,8 @@ fn is_status_word(word: &[u8]) -> bool {
 /// `hay[i..]`, after an optional `"`, an optional `:` or `=` with spaces or tabs on
 /// either side: `"status": 503`, `status=404`, `Status: 500`, `status_code 502`; not
 /// `status: 200`, `status: Running` or `status 4040`.
-fn http_error_after(hay: &[u8], mut i: usize) -> bool {
-    if hay.get(i) == Some(&b'"') {
-        i += 1;
-    }
-    while matches!(hay.get(i), Some(b' ' | b'\t')) {
-        i += 1;
-    }
-    if matches!(hay.get(i), Some(b':' | b'=')) {
-        i += 1;
-    }
-    while matches!(hay.get(i), Some(b' ' | b'\t')) {
-        i += 1;
-    }
+fn http_error_after(hay: &[u8], i: usize) -> bool {
+    let i = value_after(hay, i);
     matches!(hay.get(i), Some(b'4' | b'5'))
         && hay.get(i + 1).is_some_and(u8::is_ascii_digit)
         && hay.get(i + 2).is_some_and(u8::is_ascii_digit)
