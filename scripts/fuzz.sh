@@ -35,8 +35,9 @@
 # fuzz/seeds/ and the rule fixtures (crates/snip-core/tests/fixtures, a few excerpts
 # for each rule, at most 16 KiB of each) only, so a grown fuzz/corpus/ cannot change
 # what it runs; the targets' temporary stores go to /dev/shm when it is writable. It
-# prints the build's and each target's seconds and the seed inputs run before the
-# first mutation, and fails if a target stops on the time limit before its run count.
+# runs two targets at a time, prints the build's and each target's seconds and the
+# seed inputs run before the first mutation, and fails if a target stops on the time
+# limit before its run count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -123,9 +124,10 @@ while IFS= read -r -d '' f; do
 done < <(find "${seed_dirs[@]}" -type f \
     ! -name '*.md' ! -name '*.tsv' ! -name '*.snap' -print0 | sort -z)
 
-status=0
-for t in "${targets[@]}"; do
-    extra=()
+# One target's run; what it prints goes to $reports/TARGET (printed in target order
+# once all have run) and its exit status says whether it passed.
+run_target() {
+    local t="$1" extra=() runs="" log t0 done_runs
     if [ "$smoke" = 1 ]; then
         # A fixed seed and a fixed run count: the same inputs on every run, so the
         # smoke never fails by chance (1-30 s a target here: stream's 1,000 runs took
@@ -149,13 +151,39 @@ for t in "${targets[@]}"; do
             "$(sed -n 's/^#\([0-9]*\)[[:space:]]*INITED.*/\1/p' "$log" | head -1)"
         done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         if [ "$smoke" = 1 ] && [ "$done_runs" != "$runs" ]; then
-            status=1
             echo "fuzz $t: stopped at the ${per}s limit after $done_runs of $runs runs"
+            return 1
         fi
     else
-        status=1
         echo "fuzz $t: FINDING (see $log and fuzz/artifacts/$t/)"
         grep -E 'panicked|ERROR|SUMMARY' "$log" | head -5
+        return 1
     fi
+}
+
+# The smoke runs two targets at a time (each libFuzzer process uses one core; the
+# machines here have two); a timed run gives each target its share of MINUTES in turn.
+jobs=1
+if [ "$smoke" = 1 ]; then
+    jobs=2
+fi
+reports=$(mktemp -d)
+trap 'rm -rf "$reports" ${tmp:+"$tmp"}' EXIT
+status=0
+running=0
+for t in "${targets[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n || status=1
+        running=$((running - 1))
+    fi
+    run_target "$t" >"$reports/$t" 2>&1 &
+    running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+    wait -n || status=1
+    running=$((running - 1))
+done
+for t in "${targets[@]}"; do
+    cat "$reports/$t"
 done
 exit "$status"

@@ -10,7 +10,9 @@
 #   3. a fuzz smoke (scripts/fuzz.sh --smoke: a fixed seed and run count per target)
 #      and every scripts/test-*.sh: integration tests against the real hosts (Hermes
 #      Agent, the Python MCP client, OpenCode), each installing what it needs into a
-#      project-local, git-ignored directory that later runs reuse
+#      project-local, git-ignored directory that later runs reuse (the npm hosts and
+#      Hermes Agent's venv are fetched in the background from the start, beside
+#      steps 1-2)
 #
 # Usage: scripts/test.sh            everything
 #        scripts/test.sh --quick    steps 1-2 only
@@ -37,6 +39,21 @@ run() {
     fi
 }
 
+# The real hosts (npm packages, Hermes Agent's venv) are fetched while the compile
+# steps run: network and disk work, little CPU. Each suite still checks its own
+# install and makes it if this did not.
+prefetch=""
+if [ "${1:-}" != "--quick" ]; then
+    prefetch_log="$(mktemp)"
+    (
+        for host in claude-code opencode codex; do
+            bash scripts/install-host.sh "$host" >/dev/null
+        done
+        bash scripts/test-hermes.sh --install-only
+    ) >"$prefetch_log" 2>&1 &
+    prefetch=$!
+fi
+
 run "cargo fmt --check" cargo fmt --all -- --check
 # One restore request and receipt; only the engines and the registry import rules/
 # (the self-test proves the check rejects each kind of violation).
@@ -53,6 +70,14 @@ run "README: cargo build -p snip-cli -p snip-bench && snip demo" \
 
 if [ "${1:-}" != "--quick" ]; then
     cargo build --locked -p snip-cli -p snip-bench >/dev/null
+    step "hosts fetched beside the compile steps"
+    if wait "$prefetch"; then
+        cat "$prefetch_log"
+    else
+        echo "fetching the hosts early failed (each suite installs what it needs again):"
+        tail -n 20 "$prefetch_log"
+    fi
+    rm -f "$prefetch_log"
     run "scripts/fuzz.sh --smoke" bash scripts/fuzz.sh --smoke
     for s in scripts/test-*.sh; do
         run "$s" bash "$s"
