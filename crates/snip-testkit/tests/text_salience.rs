@@ -83,6 +83,74 @@ fn the_last_traceback_end_always_shows() {
     }
 }
 
+/// A JVM trace: its exception line, then `frames` frames, `... N more`, then each
+/// cause in `causes` the same way (`Caused by: …`, an indented detail line under the
+/// last one, as PostgreSQL's driver prints).
+fn jvm_trace(s: &mut String, frames: usize, causes: &[&str]) {
+    s.push_str("java.lang.RuntimeException: request processing failed\n");
+    for (c, cause) in std::iter::once(&"").chain(causes).enumerate() {
+        if c > 0 {
+            s.push_str(&format!("Caused by: {cause}\n"));
+            if c == causes.len() {
+                s.push_str("  Detail: Key (customer_id)=(98231) is not present.\n");
+            }
+        }
+        for i in 0..frames {
+            s.push_str(&format!(
+                "\tat org.acme.layer{c}.Step{i}.invoke(Step{i}.java:{})\n",
+                10 + i
+            ));
+        }
+        s.push_str(&format!("\t... {} more\n", 40 + c));
+    }
+}
+
+/// A header-first trace (JVM `Caused by:` chains, Node's `TypeError: …` over `at`
+/// frames) names its cause above its frames: the last such exception line shows at
+/// every budget, before frames and ordinary error lines, like a Python traceback's
+/// last line does.
+#[test]
+fn the_root_cause_of_a_header_first_trace_shows() {
+    for budget in [1024, 1536, 2048, 4096, 24_576] {
+        for frames in [8, 300] {
+            let mut s = String::new();
+            log(&mut s, 0, 400);
+            jvm_trace(
+                &mut s,
+                frames,
+                &[
+                    "org.hibernate.exception.ConstraintViolationException: could not execute statement",
+                    "org.postgresql.util.PSQLException: insert violates foreign key \"orders_customer_fk\"",
+                ],
+            );
+            log(&mut s, 400, 600);
+            let out = check(&s, &Config::with_budget(budget));
+            assert!(
+                out.contains("Caused by: org.postgresql.util.PSQLException: insert violates"),
+                "JVM, budget {budget}, {frames} frames:\n{out}"
+            );
+            assert!(out.len() <= budget, "budget {budget}: {} bytes", out.len());
+
+            let mut s = String::new();
+            log(&mut s, 0, 400);
+            s.push_str("TypeError: Cannot read properties of undefined (reading 'id')\n");
+            for i in 0..frames {
+                s.push_str(&format!(
+                    "    at handler{i} (/srv/app/route{i}.js:{}:7)\n",
+                    3 + i
+                ));
+            }
+            log(&mut s, 400, 600);
+            let out = check(&s, &Config::with_budget(budget));
+            assert!(
+                out.contains("TypeError: Cannot read properties of undefined (reading 'id')\n"),
+                "Node, budget {budget}, {frames} frames:\n{out}"
+            );
+            assert!(out.len() <= budget, "budget {budget}: {} bytes", out.len());
+        }
+    }
+}
+
 /// Error lines that differ only in digits, among many warnings: each is shown or
 /// counted with its line number in a marker.
 #[test]

@@ -54,6 +54,32 @@ fn ends_traceback(t: &[u8], prev: Option<&[u8]>) -> bool {
     prev.is_some_and(|p| matches!(p.first(), Some(b' ' | b'\t'))) && exception_name(t).is_some()
 }
 
+/// Whether `t` heads a trace whose frames follow it (JVM, Node: `pkg.SomeException:
+/// …` or `Caused by: pkg.SomeException: …`, then indented `at …` frames): the
+/// exception line of a header-first trace, which names the cause as a traceback's
+/// last line does in Python. `next` holds the lines after `t` (markers excluded, at
+/// most [`HEAD_FRAME_WITHIN`] read): a frame (`at `) must come before any line that is
+/// not indented (indented lines such as PostgreSQL's `  Detail: …` may come first).
+fn heads_trace<'a>(t: &[u8], next: impl Iterator<Item = &'a [u8]>) -> bool {
+    let t = t.strip_prefix(b"Caused by: ").unwrap_or(t);
+    if exception_name(t).is_none() {
+        return false;
+    }
+    for n in next.take(HEAD_FRAME_WITHIN) {
+        let indent = n.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+        if indent == 0 {
+            return false;
+        }
+        if n[indent..].starts_with(b"at ") {
+            return true;
+        }
+    }
+    false
+}
+
+/// Lines read after an exception line for its first frame ([`heads_trace`]).
+const HEAD_FRAME_WITHIN: usize = 4;
+
 /// Whether the exception line `t`, shown on `row`, was printed right after an indented
 /// line, whatever the rendering left on the row above it: a cursor move, a `\r` redraw
 /// or a restored cursor position may have written other text over the frame's row.
@@ -388,10 +414,11 @@ fn candidates(
     {
         (middle, cut, cands) = split_long_lines(&doc.buf, &middle, &cut, &cands, eol);
     }
-    // The line that ends a traceback (its exception) goes first: with a small island
-    // budget, keeping a traceback's header and losing its cause is the worst choice.
+    // The line that names a traceback's exception goes first: with a small island
+    // budget, keeping a traceback's frames and losing its cause is the worst choice.
     // It is one when it follows an indented row, or (rendered text, where a redraw may
-    // have written over the rows above it) when the tool printed it after one.
+    // have written over the rows above it) when the tool printed it after one; in a
+    // header-first trace (JVM, Node), when its frames follow it (`Caused by: …`).
     for c in &mut cands {
         let l = &middle[c.1];
         let t = &doc.buf[l.start..l.end];
@@ -400,7 +427,11 @@ fn candidates(
                 .map(|k| &middle[k])
                 .filter(|p| p.marker.is_none())
                 .map(|p| &doc.buf[p.start..p.end]);
-        if ends_traceback(t, prev) || printed_after_frame(t, l, raw) {
+        let next = middle[c.1 + 1..]
+            .iter()
+            .take_while(|n| n.marker.is_none())
+            .map(|n| &doc.buf[n.start..n.end]);
+        if ends_traceback(t, prev) || heads_trace(t, next) || printed_after_frame(t, l, raw) {
             c.0 = EXCEPTION_PRIORITY;
         }
     }
@@ -495,7 +526,8 @@ fn islands(
 
 /// Phase 6: with island bytes left, a kept exception line takes the frames above it
 /// (the indented lines `traceback-keep` left at the traceback's end), nearest first:
-/// the cause is in the last frames, which a line of context does not show.
+/// the cause is in the last frames, which a line of context does not show. The
+/// exception line of a header-first trace ([`heads_trace`]) takes the frames below it.
 fn exception_frames(
     doc: &Doc<'_>,
     middle: &[Line],
@@ -510,27 +542,35 @@ fn exception_frames(
         if prio != EXCEPTION_PRIORITY || !keep[i] {
             continue;
         }
-        let mut a = i;
-        while a > 0 && keep[a - 1] {
-            a -= 1;
+        let text = |k: usize| &doc.buf[middle[k].start..middle[k].end];
+        let next = middle[i + 1..]
+            .iter()
+            .take_while(|n| n.marker.is_none())
+            .map(|n| &doc.buf[n.start..n.end]);
+        // A header-first trace's frames are below its exception line, the others'
+        // above it; either way from the edge of the island, nearest first.
+        let below = heads_trace(text(i), next);
+        let mut k = i;
+        let step = |k: usize| if below { k + 1 } else { k.wrapping_sub(1) };
+        while step(k) < middle.len() && keep[step(k)] {
+            k = step(k);
         }
         let mut taken = 0;
-        while a > 0 && taken < frames_max {
-            let l = &middle[a - 1];
-            let text = &doc.buf[l.start..l.end];
-            let indented = matches!(text.first(), Some(b' ' | b'\t'));
-            let cost = doc.line_size(l);
-            if keep[a - 1]
-                || !keepable(middle, cut, a - 1)
+        while step(k) < middle.len() && taken < frames_max {
+            let n = step(k);
+            let indented = matches!(text(n).first(), Some(b' ' | b'\t'));
+            let cost = doc.line_size(&middle[n]);
+            if keep[n]
+                || !keepable(middle, cut, n)
                 || !indented
                 || used + cost > config.salient_bytes
             {
                 break;
             }
-            keep[a - 1] = true;
+            keep[n] = true;
             used += cost;
             taken += 1;
-            a -= 1;
+            k = n;
         }
     }
 }
