@@ -9,7 +9,9 @@
 //! A status column is found by where words start, in bytes from the line's start
 //! (0-based): columns a program aligns start at the same byte on every row; or by a
 //! word's rank on its row (the 4th word), for tables whose columns are separated by
-//! spaces but not aligned. Read from the first [`SAMPLE`] lines: a byte column where
+//! spaces but not aligned; or by a comma-separated field's rank, for a CSV table
+//! (rows of at least [`FIELDS_MIN`] fields; its first row is its header). Read from
+//! the first [`SAMPLE`] lines: a byte column where
 //! at least three quarters of them start a word (or a rank at least three quarters
 //! of them reach), and where one word (a *status word*: no digit, at most
 //! [`WORD_MAX`] bytes, starting with a letter, a non-ASCII character or one of the
@@ -84,7 +86,10 @@ pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
                 continue;
             }
             // A table's header row (`STATUS` over the statuses) is not a rare row.
-            let header = k == first && w.iter().all(|b| b.is_ascii_uppercase() || *b == b'_');
+            // A CSV table's first row names its fields (`status`).
+            let header = k == first
+                && (matches!(col, Col::Field(_))
+                    || w.iter().all(|b| b.is_ascii_uppercase() || *b == b'_'));
             let rare = if common == HTTP_OK {
                 is_http_error(w)
             } else {
@@ -125,6 +130,10 @@ pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
 enum Col {
     Byte(usize),
     Word(usize),
+    /// The row's `k`-th comma-separated field (0-based, spaces around it trimmed), on
+    /// rows of at least [`FIELDS_MIN`] fields: a CSV table, whose rows have no spaces
+    /// to split on.
+    Field(usize),
 }
 
 impl Col {
@@ -133,8 +142,19 @@ impl Col {
         match self {
             Col::Byte(c) => word_at(t, c),
             Col::Word(k) => words(t).nth(k),
+            Col::Field(k) => fields(t).and_then(|mut f| f.nth(k)),
         }
     }
+}
+
+/// Fewest comma-separated fields on a row for its fields to be read as columns.
+const FIELDS_MIN: usize = 3;
+
+/// The comma-separated fields of `t` (spaces around each trimmed), when it has at
+/// least [`FIELDS_MIN`] of them.
+fn fields(t: &[u8]) -> Option<impl Iterator<Item = &[u8]>> {
+    let commas = memchr::memchr_iter(b',', t).take(FIELDS_MIN - 1).count();
+    (commas == FIELDS_MIN - 1).then(|| t.split(|&b| b == b',').map(<[u8]>::trim_ascii))
 }
 
 /// Words (runs of bytes other than spaces and tabs) a row starts with, read at most
@@ -152,7 +172,13 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
     // Rows that start a word at each byte column, and rows with a `k`-th word.
     let mut starts = [0u16; COL_MAX];
     let mut nth = [0u16; WORDS_MAX];
+    let mut nth_field = [0u16; WORDS_MAX];
     for t in sample {
+        if let Some(f) = fields(t) {
+            for (k, _) in f.take(WORDS_MAX).enumerate() {
+                nth_field[k] += 1;
+            }
+        }
         let t = &t[..t.len().min(COL_MAX)];
         let mut prev_space = true;
         let mut k = 0;
@@ -171,10 +197,14 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
     let need = (sample.len() * 3 / 4).max(MIN_ROWS);
     let by_byte = starts.iter().enumerate().map(|(c, &n)| (Col::Byte(c), n));
     let by_word = nth.iter().enumerate().map(|(k, &n)| (Col::Word(k), n));
+    let by_field = nth_field
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| (Col::Field(k), n));
     let mut out: Vec<(Col, &[u8])> = Vec::new();
     // The sample rows each column of `out` reaches.
     let mut reach: Vec<u16> = Vec::new();
-    for (col, n) in by_byte.chain(by_word) {
+    for (col, n) in by_byte.chain(by_word).chain(by_field) {
         if (n as usize) < need {
             continue;
         }
@@ -202,7 +232,7 @@ fn status_columns<'a>(sample: &[&'a [u8]]) -> Vec<(Col, &'a [u8])> {
         // log line, not a status, unless it is a mark or a level (`✓`, `+`, `INFO`): a
         // first word in lower case makes every other line of free text "rare".
         let leads = match col {
-            Col::Word(k) => k == 0,
+            Col::Word(k) | Col::Field(k) => k == 0,
             Col::Byte(c) => {
                 sample
                     .iter()
@@ -411,6 +441,33 @@ mod tests {
             ));
         }
         assert_eq!(rare(&s), [223]);
+    }
+
+    #[test]
+    fn a_rare_status_in_a_csv_table() {
+        let mut s = String::from("order_id,customer_id,status,amount_cents,sku\n");
+        for i in 0..3000 {
+            let st = if matches!(i, 1234 | 2718) {
+                "chargeback"
+            } else {
+                "paid"
+            };
+            s.push_str(&format!(
+                "{},{},{st},{},SKU-{}\n",
+                100_000 + i,
+                i * 7 % 9973,
+                i * 13 % 99_991,
+                i % 89
+            ));
+        }
+        // Its header row's `status` is not a rare row.
+        assert_eq!(rare(&s), [1235, 2719]);
+        // Two fields are not a table.
+        let pairs: String = (0..300)
+            .map(|i| format!("key{i},{}\n", if i == 150 { "failed" } else { "ok" }))
+            .collect();
+        assert!(rare(&pairs).is_empty());
+        assert_eq!(rare(&pairs.replace(",", ",x,")), [150]);
     }
 
     #[test]
