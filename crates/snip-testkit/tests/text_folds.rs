@@ -717,3 +717,57 @@ fn a_row_rewritten_from_below_is_named_by_its_fold() {
         );
     }
 }
+
+/// A linter's report in sections (a file name, its warnings, a blank line), folded:
+/// every warning shown is shown under its own file's name. A fold's last block starts
+/// at a section's header, so the warnings after a marker are never read as the
+/// previous file's.
+#[test]
+fn warnings_after_a_fold_stay_under_their_own_file_name() {
+    const KINDS: [&str; 3] = [
+        "warning  Unexpected console statement  no-console",
+        "warning  'x' is defined but never used  @typescript-eslint/no-unused-vars",
+        "warning  Missing return type on function  @typescript-eslint/explicit-function-return-type",
+    ];
+    let mut judged = 0;
+    for files in [40, 90, 200] {
+        let mut s = String::new();
+        // Each warning's text (unique: its line number) and the file it belongs to.
+        let mut owner: Vec<(String, String)> = Vec::new();
+        let mut serial = 0;
+        for f in 0..files {
+            let name = format!("/home/dev/web/src/components/Widget{f}.tsx");
+            s.push_str(&name);
+            s.push('\n');
+            for w in 0..1 + (f * 7 + 3) % 4 {
+                serial += 1;
+                let line = format!("  {serial}:{}  {}", 1 + w * 3, KINDS[(f + w) % 2]);
+                s.push_str(&line);
+                s.push('\n');
+                owner.push((line, name.clone()));
+            }
+            s.push('\n');
+        }
+        for budget in [2048, 4096, 8192] {
+            let out = check(&s, &Config::with_budget(budget));
+            if out.contains("head-tail-elide") {
+                // Only folds are judged here: the output must come from them alone.
+                continue;
+            }
+            assert!(
+                !fold_markers(&out).is_empty(),
+                "{files} files at {budget}: no fold"
+            );
+            judged += 1;
+            let mut header = "";
+            for l in out.lines() {
+                if l.starts_with("/home/") {
+                    header = l;
+                } else if let Some((_, name)) = owner.iter().find(|(w, _)| w == l) {
+                    assert_eq!(header, name, "{files} files at {budget}: {l:?}\n{out}");
+                }
+            }
+        }
+    }
+    assert!(judged >= 4, "only {judged} outputs were folds alone");
+}

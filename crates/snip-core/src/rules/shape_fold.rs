@@ -17,7 +17,10 @@
 //! [`MIN_BLOCKS`] lines per shape: one line ×1,400, a file-name line and its stats line
 //! ×692 with a directory line now and then, a two-line warning ×1,665. It keeps its
 //! first block (up to the first line of its last new shape) and its last block (back
-//! from its end to a line of each shape); the lines between become one marker with
+//! from its end to a line of each shape, and further back to its section's header: a
+//! line that starts with no space right after a blank line, at most [`SECTION_BACK`]
+//! lines back, so a file's warnings are not shown under the file before it); the
+//! lines between become one marker with
 //! their count, original line numbers (1-based, inclusive), byte offsets (0-based,
 //! half-open) and a restore call for exactly those lines. A line of
 //! the run whose unmasked text differs (a `FAILED` among `ok`s) has another shape, so
@@ -372,7 +375,7 @@ fn fold(
 /// line.
 fn step(doc: &mut Doc<'_>, keys: &[u64], how: &mut How<'_>, cx: &mut Cx<'_>, i: usize) -> usize {
     let src = cx.src;
-    let Some(run) = best_run(keys, i) else {
+    let Some(mut run) = best_run(keys, i) else {
         if src[i].marker.is_some() {
             cx.floor = cx.floor.max(src[i].src_last.saturating_add(1));
         }
@@ -380,6 +383,7 @@ fn step(doc: &mut Doc<'_>, keys: &[u64], how: &mut How<'_>, cx: &mut Cx<'_>, i: 
         return i + 1;
     };
     let end = run.end;
+    run.last = end - section_start(doc, src, i + run.first, end - run.last);
     if in_traceback(doc, src, i, end) {
         cx.out.extend_from_slice(&src[i..end]);
     } else {
@@ -398,6 +402,32 @@ fn step(doc: &mut Doc<'_>, keys: &[u64], how: &mut How<'_>, cx: &mut Cx<'_>, i: 
         );
     }
     end
+}
+
+/// Lines read back from a run's last block for the start of its section.
+const SECTION_BACK: usize = 12;
+
+/// Where a run's last block starts (`k` as [`best_run`] found it: a line of each
+/// shape): at the start of the section that holds line `k`, a header (a line that
+/// starts with neither a space nor a tab) right after the nearest blank line at most
+/// [`SECTION_BACK`] lines before `k` and after the first block (which ends at `lo`),
+/// so the lines shown after the marker are not cut from the header they belong to (a
+/// linter's file name over its warnings, a directory of `ls -lR`, a commit of `git
+/// log`); `k` itself when there is no such section start.
+fn section_start(doc: &Doc<'_>, src: &[Line], lo: usize, k: usize) -> usize {
+    let from = k.saturating_sub(SECTION_BACK).max(lo + 1);
+    let blank = |j: usize| src[j].marker.is_none() && doc.text(&src[j]).trim_ascii().is_empty();
+    let header = |j: usize| {
+        src[j].marker.is_none()
+            && doc
+                .text(&src[j])
+                .first()
+                .is_some_and(|c| !c.is_ascii_whitespace())
+    };
+    match (from..k).rev().find(|&j| blank(j)) {
+        Some(j) if header(j + 1) => j + 1,
+        _ => k,
+    }
 }
 
 /// Longest block, in lines, whose repeats fold as one (see [`repeated_block`]).
