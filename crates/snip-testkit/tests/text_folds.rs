@@ -718,10 +718,11 @@ fn a_row_rewritten_from_below_is_named_by_its_fold() {
     }
 }
 
-/// A linter's report in sections (a file name, its warnings, a blank line), folded:
-/// every warning shown is shown under its own file's name. A fold's last block starts
-/// at a section's header, so the warnings after a marker are never read as the
-/// previous file's.
+/// A linter's report in sections (a file name, its warnings, a blank line), folded
+/// and elided: every warning shown is shown under its own file's name. A fold's last
+/// block and the tail start at a section's header, and the head does not end on a
+/// header alone, so the warnings after a marker are never read as the previous
+/// file's.
 #[test]
 fn warnings_after_a_fold_stay_under_their_own_file_name() {
     const KINDS: [&str; 3] = [
@@ -729,7 +730,7 @@ fn warnings_after_a_fold_stay_under_their_own_file_name() {
         "warning  'x' is defined but never used  @typescript-eslint/no-unused-vars",
         "warning  Missing return type on function  @typescript-eslint/explicit-function-return-type",
     ];
-    let mut judged = 0;
+    let (mut judged, mut folds, mut gaps) = (0, 0, 0);
     for files in [40, 90, 200] {
         let mut s = String::new();
         // Each warning's text (unique: its line number) and the file it belongs to.
@@ -741,23 +742,26 @@ fn warnings_after_a_fold_stay_under_their_own_file_name() {
             s.push('\n');
             for w in 0..1 + (f * 7 + 3) % 4 {
                 serial += 1;
-                let line = format!("  {serial}:{}  {}", 1 + w * 3, KINDS[(f + w) % 2]);
+                // Every fifth file's warnings differ in more than numbers (distinct
+                // messages: no fold takes them, the head and tail elide).
+                let line = if f % 5 == 4 {
+                    format!("  {serial}:{}  warning  '{}' is assigned a value but never used  no-unused-vars", 1 + w * 3, ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"][(f + w) % 6].repeat(1 + f % 3))
+                } else {
+                    format!("  {serial}:{}  {}", 1 + w * 3, KINDS[(f + w) % 2])
+                };
                 s.push_str(&line);
                 s.push('\n');
                 owner.push((line, name.clone()));
             }
             s.push('\n');
         }
-        for budget in [2048, 4096, 8192] {
+        for budget in [4096, 8192, 16_384] {
             let out = check(&s, &Config::with_budget(budget));
-            if out.contains("head-tail-elide") {
-                // Only folds are judged here: the output must come from them alone.
+            if out == s {
                 continue;
             }
-            assert!(
-                !fold_markers(&out).is_empty(),
-                "{files} files at {budget}: no fold"
-            );
+            folds += usize::from(!fold_markers(&out).is_empty());
+            gaps += usize::from(out.contains("head-tail-elide"));
             judged += 1;
             let mut header = "";
             for l in out.lines() {
@@ -769,5 +773,9 @@ fn warnings_after_a_fold_stay_under_their_own_file_name() {
             }
         }
     }
-    assert!(judged >= 4, "only {judged} outputs were folds alone");
+    assert!(judged >= 7, "only {judged} outputs changed");
+    assert!(
+        folds >= 4 && gaps >= 2,
+        "{folds} outputs with folds, {gaps} with gaps"
+    );
 }

@@ -227,10 +227,94 @@ fn head(doc: &Doc<'_>, src: &[Line], config: &Config, eol: Eol, cut_lines: bool)
             mid_first = Some(Line { start: cut, ..l });
         }
     }
+    if head_cut.is_none() && lone_header(doc, src, h) {
+        h -= 1;
+    }
     Head {
         h,
         cut: head_cut,
         rest: mid_first,
+    }
+}
+
+/// How a line reads for the section rules of the head and tail: blank, indented (a
+/// section's body: a linter's warning under its file name) or neither (a header);
+/// `None` for a marker.
+fn line_form(doc: &Doc<'_>, l: &Line) -> Option<Form> {
+    if l.marker.is_some() {
+        return None;
+    }
+    let t = &doc.buf[l.start..l.end];
+    Some(if t.trim_ascii().is_empty() {
+        Form::Blank
+    } else if matches!(t[0], b' ' | b'\t') {
+        Form::Indented
+    } else {
+        Form::Header
+    })
+}
+
+/// See [`line_form`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Blank,
+    Indented,
+    Header,
+}
+
+/// Whether a head of lines `src[..h]` ends on a section's header alone (after a blank
+/// line, its indented body elided): that header is left to the middle, so the head
+/// does not show a file name with nothing under it.
+fn lone_header(doc: &Doc<'_>, src: &[Line], h: usize) -> bool {
+    let form = |k: usize| line_form(doc, &src[k]);
+    h >= 2
+        && h < src.len()
+        && form(h - 1) == Some(Form::Header)
+        && form(h - 2) == Some(Form::Blank)
+        && form(h) == Some(Form::Indented)
+}
+
+/// The header of the section whose indented body holds line `a` of `middle`: the
+/// header line above `a` with only indented lines between them, at most
+/// [`SECTION_FORWARD`] lines up; `None` when `a` is not indented or there is none.
+fn island_header(doc: &Doc<'_>, middle: &[Line], a: usize) -> Option<usize> {
+    if line_form(doc, &middle[a]) != Some(Form::Indented) {
+        return None;
+    }
+    for k in (a.saturating_sub(SECTION_FORWARD)..a).rev() {
+        match line_form(doc, &middle[k]) {
+            Some(Form::Indented) => {}
+            Some(Form::Header) => return Some(k),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Lines read forward from the tail's first line for the next section's header.
+const SECTION_FORWARD: usize = 12;
+
+/// Where a tail starting at line `t` of `src` starts instead when `t` is inside a
+/// section's indented body whose header is elided (a linter's warnings whose file name
+/// is in the middle): at the next section's header (after a blank line, at most
+/// [`SECTION_FORWARD`] lines on), the body's last lines going to the middle, so no
+/// line of the tail reads as belonging to the header shown before the gap. `t` when
+/// there is no such header, or when the line before `t` is blank or a marker.
+fn section_tail(doc: &Doc<'_>, src: &[Line], t: usize) -> usize {
+    let n = src.len();
+    let form = |k: usize| line_form(doc, &src[k]);
+    let inside = |k: usize| matches!(form(k), Some(Form::Indented | Form::Header));
+    if t == 0 || t >= n || form(t) != Some(Form::Indented) || !inside(t - 1) {
+        return t;
+    }
+    let mut j = t;
+    while j < n.min(t + SECTION_FORWARD) && form(j) == Some(Form::Indented) {
+        j += 1;
+    }
+    if j + 1 < n && form(j) == Some(Form::Blank) && form(j + 1) == Some(Form::Header) {
+        j + 1
+    } else {
+        t
     }
 }
 
@@ -280,6 +364,9 @@ fn tail(
                 });
             }
         }
+    }
+    if tail_cut.is_none() {
+        t = section_tail(doc, src, t);
     }
     Tail {
         t,
@@ -490,6 +577,16 @@ fn islands(
             *slot |= shown(k);
         }
         used += cost;
+        // An island inside a section's indented body shows the section's header too
+        // when it fits (a linter's file name over the warning), so it is not read as
+        // part of the section shown before it.
+        if let Some(h) = island_header(doc, middle, a) {
+            let header_cost = doc.line_size(&middle[h]) + if h + 1 < a { marker_cost } else { 0 };
+            if !keep[h] && keepable(middle, cut, h) && used + header_cost <= config.salient_bytes {
+                keep[h] = true;
+                used += header_cost;
+            }
+        }
         true
     };
     let forced = cands

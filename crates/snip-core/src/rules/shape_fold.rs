@@ -410,12 +410,13 @@ const SECTION_BACK: usize = 12;
 /// Where a run's last block starts (`k` as [`best_run`] found it: a line of each
 /// shape): at the start of the section that holds line `k`, a header (a line that
 /// starts with neither a space nor a tab) right after the nearest blank line at most
-/// [`SECTION_BACK`] lines before `k` and after the first block (which ends at `lo`),
-/// so the lines shown after the marker are not cut from the header they belong to (a
+/// [`SECTION_BACK`] lines before `k` and not inside the first block (which ends
+/// before line `lo`; a blank line at `lo` leaves nothing to fold but itself), so the
+/// lines shown after the marker are not cut from the header they belong to (a
 /// linter's file name over its warnings, a directory of `ls -lR`, a commit of `git
 /// log`); `k` itself when there is no such section start.
 fn section_start(doc: &Doc<'_>, src: &[Line], lo: usize, k: usize) -> usize {
-    let from = k.saturating_sub(SECTION_BACK).max(lo + 1);
+    let from = k.saturating_sub(SECTION_BACK).max(lo);
     let blank = |j: usize| src[j].marker.is_none() && doc.text(&src[j]).trim_ascii().is_empty();
     let header = |j: usize| {
         src[j].marker.is_none()
