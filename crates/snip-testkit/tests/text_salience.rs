@@ -124,12 +124,20 @@ fn the_root_cause_of_a_header_first_trace_shows() {
                 ],
             );
             log(&mut s, 400, 600);
-            let out = check(&s, &Config::with_budget(budget));
-            assert!(
-                out.contains("Caused by: org.postgresql.util.PSQLException: insert violates"),
-                "JVM, budget {budget}, {frames} frames:\n{out}"
+            // The log `s` at `budget`: `cause` shown, and within the budget.
+            let shows = |s: &str, cause: &str, what: &str| {
+                let out = check(s, &Config::with_budget(budget));
+                assert!(
+                    out.contains(cause),
+                    "{what}, budget {budget}, {frames} frames:\n{out}"
+                );
+                assert!(out.len() <= budget, "budget {budget}: {} bytes", out.len());
+            };
+            shows(
+                &s,
+                "Caused by: org.postgresql.util.PSQLException: insert violates",
+                "JVM",
             );
-            assert!(out.len() <= budget, "budget {budget}: {} bytes", out.len());
 
             let mut s = String::new();
             log(&mut s, 0, 400);
@@ -141,12 +149,11 @@ fn the_root_cause_of_a_header_first_trace_shows() {
                 ));
             }
             log(&mut s, 400, 600);
-            let out = check(&s, &Config::with_budget(budget));
-            assert!(
-                out.contains("TypeError: Cannot read properties of undefined (reading 'id')\n"),
-                "Node, budget {budget}, {frames} frames:\n{out}"
+            shows(
+                &s,
+                "TypeError: Cannot read properties of undefined (reading 'id')\n",
+                "Node",
             );
-            assert!(out.len() <= budget, "budget {budget}: {} bytes", out.len());
         }
     }
 }
