@@ -577,16 +577,6 @@ fn islands(
             *slot |= shown(k);
         }
         used += cost;
-        // An island inside a section's indented body shows the section's header too
-        // when it fits (a linter's file name over the warning), so it is not read as
-        // part of the section shown before it.
-        if let Some(h) = island_header(doc, middle, a) {
-            let header_cost = doc.line_size(&middle[h]) + if h + 1 < a { marker_cost } else { 0 };
-            if !keep[h] && keepable(middle, cut, h) && used + header_cost <= config.salient_bytes {
-                keep[h] = true;
-                used += header_cost;
-            }
-        }
         true
     };
     let forced = cands
@@ -616,6 +606,27 @@ fn islands(
     for i in copies {
         if !keep[i] {
             place(&mut keep, i, false);
+        }
+    }
+    // With room left once every island that fits is placed, an island inside a
+    // section's indented body shows the section's header too (a linter's file name
+    // over the warning), best island first, so it is not read as part of the section
+    // shown before it.
+    for &(_, i, _) in cands {
+        if !keep[i] {
+            continue;
+        }
+        let mut a = i;
+        while a > 0 && keep[a - 1] {
+            a -= 1;
+        }
+        let Some(h) = island_header(doc, middle, a) else {
+            continue;
+        };
+        let cost = doc.line_size(&middle[h]) + if h + 1 < a { marker_cost } else { 0 };
+        if !keep[h] && keepable(middle, cut, h) && used + cost <= config.salient_bytes {
+            keep[h] = true;
+            used += cost;
         }
     }
     (keep, used, forced)
