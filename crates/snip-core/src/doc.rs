@@ -48,6 +48,23 @@ pub(crate) struct Line {
 /// into again (see [`crate::rule::Text::scratch`]).
 pub(crate) type Scratch = (Vec<u8>, Vec<Line>);
 
+/// How a line reads for the section rules, which keep each shown line of output in
+/// sections (a header, an indented body, a blank line: a linter's file name over its
+/// warnings, `git log --stat`, rustc's diagnostics) under its own header:
+/// `shape-fold`'s last block and `head-tail-elide`'s head, tail and islands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Form {
+    /// Only spaces, tabs or nothing.
+    Blank,
+    /// Starts with a space or a tab: a section's body.
+    Indented,
+    /// Any other line: a section's header.
+    Header,
+}
+
+/// Lines the section rules read from a line for its section's header or end.
+pub(crate) const SECTION_LINES: usize = 12;
+
 /// Lines over a buffer, plus the markers some lines stand for.
 #[derive(Debug, Clone)]
 pub(crate) struct Doc<'a> {
@@ -170,6 +187,21 @@ impl<'a> Doc<'a> {
     #[inline]
     pub(crate) fn text(&self, l: &Line) -> &[u8] {
         &self.buf[l.start..l.end]
+    }
+
+    /// How line `l` reads for the section rules (see [`Form`]); `None` for a marker.
+    pub(crate) fn form(&self, l: &Line) -> Option<Form> {
+        if l.marker.is_some() {
+            return None;
+        }
+        let t = self.text(l);
+        Some(if t.trim_ascii().is_empty() {
+            Form::Blank
+        } else if matches!(t[0], b' ' | b'\t') {
+            Form::Indented
+        } else {
+            Form::Header
+        })
     }
 
     /// The line ending most lines use (for inserted marker lines).

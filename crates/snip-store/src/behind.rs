@@ -282,15 +282,23 @@ mod tests {
     use super::*;
     use crate::StoreOptions;
 
+    /// A write-behind store in `dir/s` holding `text`, its writer turn marked as taken
+    /// by process `pid`, and the held original's id.
+    fn held_with_writer(dir: &std::path::Path, text: &[u8], pid: u32) -> (Store, String) {
+        let store = Store::open(&StoreOptions::in_dir(dir.join("s"))).unwrap();
+        store.write_behind();
+        let id = store.put(text).unwrap();
+        store.behind.state().writer = Some(pid);
+        (store, id)
+    }
+
     #[test]
     fn a_writer_of_another_process_is_not_waited_for() {
         // A child forked while its parent's thread was writing inherits the parent's
         // writer mark; that thread does not exist in the child.
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&StoreOptions::in_dir(dir.path().join("s"))).unwrap();
-        store.write_behind();
-        let id = store.put(b"held in a forked child\n").unwrap();
-        store.behind.state().writer = Some(std::process::id().wrapping_add(1));
+        let other = std::process::id().wrapping_add(1);
+        let (store, id) = held_with_writer(dir.path(), b"held in a forked child\n", other);
         store.flush().unwrap();
         assert!(dir.path().join("s/objects").join(&id).is_file());
         assert_eq!(store.behind.state().writer, None);
@@ -299,10 +307,11 @@ mod tests {
     #[test]
     fn a_flush_waits_for_the_writer_of_this_process() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&StoreOptions::in_dir(dir.path().join("s"))).unwrap();
-        store.write_behind();
-        let id = store.put(b"written by the other thread\n").unwrap();
-        store.behind.state().writer = Some(std::process::id());
+        let (store, id) = held_with_writer(
+            dir.path(),
+            b"written by the other thread\n",
+            std::process::id(),
+        );
         std::thread::scope(|sc| {
             let flusher = sc.spawn(|| store.flush());
             std::thread::sleep(std::time::Duration::from_millis(50));

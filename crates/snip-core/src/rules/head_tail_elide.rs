@@ -20,7 +20,7 @@
 //! `SNIP_SALIENT_CONTEXT`. Lossy: only above the budget and with a retained original
 //! (or the store turned off). The result is at most `max_bytes` long.
 
-use crate::doc::{Doc, Eol, Line, RawIndex, SIZING_ID};
+use crate::doc::{Doc, Eol, Form, Line, RawIndex, SECTION_LINES, SIZING_ID};
 use crate::marker::{Marker, Recovery, RestoreCall};
 use crate::rule::RuleId;
 use crate::salience::{each_salient, salient_matches, shape, ISLAND_LINE_MAX};
@@ -237,36 +237,11 @@ fn head(doc: &Doc<'_>, src: &[Line], config: &Config, eol: Eol, cut_lines: bool)
     }
 }
 
-/// How a line reads for the section rules of the head and tail: blank, indented (a
-/// section's body: a linter's warning under its file name) or neither (a header);
-/// `None` for a marker.
-fn line_form(doc: &Doc<'_>, l: &Line) -> Option<Form> {
-    if l.marker.is_some() {
-        return None;
-    }
-    let t = &doc.buf[l.start..l.end];
-    Some(if t.trim_ascii().is_empty() {
-        Form::Blank
-    } else if matches!(t[0], b' ' | b'\t') {
-        Form::Indented
-    } else {
-        Form::Header
-    })
-}
-
-/// See [`line_form`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Form {
-    Blank,
-    Indented,
-    Header,
-}
-
 /// Whether a head of lines `src[..h]` ends on a section's header alone (after a blank
 /// line, its indented body elided): that header is left to the middle, so the head
 /// does not show a file name with nothing under it.
 fn lone_header(doc: &Doc<'_>, src: &[Line], h: usize) -> bool {
-    let form = |k: usize| line_form(doc, &src[k]);
+    let form = |k: usize| doc.form(&src[k]);
     h >= 2
         && h < src.len()
         && form(h - 1) == Some(Form::Header)
@@ -276,13 +251,13 @@ fn lone_header(doc: &Doc<'_>, src: &[Line], h: usize) -> bool {
 
 /// The header of the section whose indented body holds line `a` of `middle`: the
 /// header line above `a` with only indented lines between them, at most
-/// [`SECTION_FORWARD`] lines up; `None` when `a` is not indented or there is none.
+/// [`SECTION_LINES`] lines up; `None` when `a` is not indented or there is none.
 fn island_header(doc: &Doc<'_>, middle: &[Line], a: usize) -> Option<usize> {
-    if line_form(doc, &middle[a]) != Some(Form::Indented) {
+    if doc.form(&middle[a]) != Some(Form::Indented) {
         return None;
     }
-    for k in (a.saturating_sub(SECTION_FORWARD)..a).rev() {
-        match line_form(doc, &middle[k]) {
+    for k in (a.saturating_sub(SECTION_LINES)..a).rev() {
+        match doc.form(&middle[k]) {
             Some(Form::Indented) => {}
             Some(Form::Header) => return Some(k),
             _ => return None,
@@ -291,24 +266,21 @@ fn island_header(doc: &Doc<'_>, middle: &[Line], a: usize) -> Option<usize> {
     None
 }
 
-/// Lines read forward from the tail's first line for the next section's header.
-const SECTION_FORWARD: usize = 12;
-
 /// Where a tail starting at line `t` of `src` starts instead when `t` is inside a
 /// section's indented body whose header is elided (a linter's warnings whose file name
 /// is in the middle): at the next section's header (after a blank line, at most
-/// [`SECTION_FORWARD`] lines on), the body's last lines going to the middle, so no
+/// [`SECTION_LINES`] lines on), the body's last lines going to the middle, so no
 /// line of the tail reads as belonging to the header shown before the gap. `t` when
 /// there is no such header, or when the line before `t` is blank or a marker.
 fn section_tail(doc: &Doc<'_>, src: &[Line], t: usize) -> usize {
     let n = src.len();
-    let form = |k: usize| line_form(doc, &src[k]);
+    let form = |k: usize| doc.form(&src[k]);
     let inside = |k: usize| matches!(form(k), Some(Form::Indented | Form::Header));
     if t == 0 || t >= n || form(t) != Some(Form::Indented) || !inside(t - 1) {
         return t;
     }
     let mut j = t;
-    while j < n.min(t + SECTION_FORWARD) && form(j) == Some(Form::Indented) {
+    while j < n.min(t + SECTION_LINES) && form(j) == Some(Form::Indented) {
         j += 1;
     }
     if j + 1 < n && form(j) == Some(Form::Blank) && form(j + 1) == Some(Form::Header) {

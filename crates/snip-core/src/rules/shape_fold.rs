@@ -18,8 +18,8 @@
 //! ×692 with a directory line now and then, a two-line warning ×1,665. It keeps its
 //! first block (up to the first line of its last new shape) and its last block (back
 //! from its end to a line of each shape, and further back to its section's header: a
-//! line that starts with no space right after a blank line, at most [`SECTION_BACK`]
-//! lines back, so a file's warnings are not shown under the file before it); the
+//! line that starts with no space right after a blank line, at most
+//! [`SECTION_LINES`] lines back, so a file's warnings are not shown under the file before it); the
 //! lines between become one marker with
 //! their count, original line numbers (1-based, inclusive), byte offsets (0-based,
 //! half-open) and a restore call for exactly those lines. A line of
@@ -70,7 +70,7 @@
 //! than the lines it stands for. On the reduced path (`sparse`, ≥ 4 MiB) it folds
 //! within the pieces kept; the stream path (> 16 MiB) does not fold.
 
-use crate::doc::{Doc, Line, RawIndex};
+use crate::doc::{Doc, Form, Line, RawIndex, SECTION_LINES};
 use crate::marker::{Marker, Recovery, RestoreCall};
 use crate::rule::{Elide, RuleId};
 use crate::salience::salience;
@@ -404,29 +404,20 @@ fn step(doc: &mut Doc<'_>, keys: &[u64], how: &mut How<'_>, cx: &mut Cx<'_>, i: 
     end
 }
 
-/// Lines read back from a run's last block for the start of its section.
-const SECTION_BACK: usize = 12;
-
 /// Where a run's last block starts (`k` as [`best_run`] found it: a line of each
-/// shape): at the start of the section that holds line `k`, a header (a line that
-/// starts with neither a space nor a tab) right after the nearest blank line at most
-/// [`SECTION_BACK`] lines before `k` and not inside the first block (which ends
-/// before line `lo`; a blank line at `lo` leaves nothing to fold but itself), so the
-/// lines shown after the marker are not cut from the header they belong to (a
-/// linter's file name over its warnings, a directory of `ls -lR`, a commit of `git
-/// log`); `k` itself when there is no such section start.
+/// shape): at the start of the section that holds line `k`, a header (see [`Form`])
+/// right after the nearest blank line at most [`SECTION_LINES`] lines before `k` and
+/// not inside the first block (which ends before line `lo`; a blank line at `lo`
+/// leaves nothing to fold but itself), so the lines shown after the marker are not cut
+/// from the header they belong to (a linter's file name over its warnings, a directory
+/// of `ls -lR`, a commit of `git log`); `k` itself when there is no such section start.
 fn section_start(doc: &Doc<'_>, src: &[Line], lo: usize, k: usize) -> usize {
-    let from = k.saturating_sub(SECTION_BACK).max(lo);
-    let blank = |j: usize| src[j].marker.is_none() && doc.text(&src[j]).trim_ascii().is_empty();
-    let header = |j: usize| {
-        src[j].marker.is_none()
-            && doc
-                .text(&src[j])
-                .first()
-                .is_some_and(|c| !c.is_ascii_whitespace())
-    };
-    match (from..k).rev().find(|&j| blank(j)) {
-        Some(j) if header(j + 1) => j + 1,
+    let from = k.saturating_sub(SECTION_LINES).max(lo);
+    match (from..k)
+        .rev()
+        .find(|&j| doc.form(&src[j]) == Some(Form::Blank))
+    {
+        Some(j) if doc.form(&src[j + 1]) == Some(Form::Header) => j + 1,
         _ => k,
     }
 }
