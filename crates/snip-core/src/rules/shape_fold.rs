@@ -1507,8 +1507,15 @@ fn digits_apart(a: &[u8], b: &[u8]) -> bool {
             return false;
         }
     }
-    // The last bytes, zero-filled to a word (equal there).
     let at = a.len() / 8 * 8;
+    if at == a.len() {
+        return true;
+    }
+    // The last bytes: the last eight, read again in part (no copy), or when the lines
+    // are shorter, zero-filled to a word (equal there).
+    if at > 0 {
+        return apart(word(&a[a.len() - 8..]), word(&b[b.len() - 8..]));
+    }
     let (mut x, mut y) = ([0; 8], [0; 8]);
     x[..a.len() - at].copy_from_slice(&a[at..]);
     y[..b.len() - at].copy_from_slice(&b[at..]);
