@@ -1,8 +1,16 @@
 //! The `snip` binary: flags and glue. The work lives in the library crates.
-#![forbid(unsafe_code)]
+//!
+//! On Linux with glibc the process starts at the C `main` of `entry.rs`, not through
+//! Rust's runtime start-up (see there); elsewhere at `fn main` below. Both run [`run`].
+// (Unit tests keep the test harness's own `main`.)
+#![cfg_attr(all(target_os = "linux", target_env = "gnu", not(test)), no_main)]
+// Unsafe code is denied, and allowed on one item: `entry::main` (`#[no_mangle]`).
+#![deny(unsafe_code)]
 
 mod cmd;
 mod common;
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
+mod entry;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
@@ -55,7 +63,13 @@ enum Command {
     Wrap(cmd::proxy::WrapArgs),
 }
 
+#[cfg(any(not(all(target_os = "linux", target_env = "gnu")), test))]
 fn main() -> ExitCode {
+    run()
+}
+
+/// Runs the command line of this process and returns its exit status.
+fn run() -> ExitCode {
     survive_file_size_limit();
     // The Claude Code hook runs after every tool call: skip building the whole
     // command-line parser for it (a measurable share of a short process's life).
