@@ -82,12 +82,14 @@ builds=("dynamic=$SNIP")
 host="$(rustc -vV | sed -n 's/^host: //p')"
 case "$host" in
     *-linux-gnu)
-        # The flags of scripts/install.sh (--pie, then its default); an explicit
+        # The flags of scripts/install.sh (--pie, then its default), its code layout
+        # included (fields separated by 0x1f: the path may hold spaces); an explicit
         # --target keeps them off build scripts and proc-macros.
-        RUSTFLAGS="-C target-feature=+crt-static -C target-cpu=native" \
+        layout=$'\x1f-C\x1flink-arg=-Wl,-T,'"$PWD/scripts/hook-layout.ld"
+        CARGO_ENCODED_RUSTFLAGS=$'-C\x1ftarget-feature=+crt-static\x1f-C\x1ftarget-cpu=native'"$layout" \
             cargo build --quiet --locked --profile dist -p snip-cli --bin snip --target "$host"
         builds+=("static=$PWD/target/$host/dist/snip")
-        RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static -C target-cpu=native" \
+        CARGO_ENCODED_RUSTFLAGS=$'-C\x1ftarget-feature=+crt-static\x1f-C\x1frelocation-model=static\x1f-C\x1ftarget-cpu=native'"$layout" \
             CARGO_TARGET_DIR=target/no-pie \
             cargo build --quiet --locked --profile dist -p snip-cli --bin snip --target "$host"
         builds+=("static-no-pie=$PWD/target/no-pie/$host/dist/snip")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/install.sh works: installs `snip` (debug profile, to keep CI short) into a
-# temporary root, checks that on *-linux-gnu it is statically linked and not
-# position-independent, and runs it as a user would: the filter with a store, restore
-# by lines, `snip run`'s exit status, and the Claude Code hook on a Bash payload.
+# temporary root, checks that on *-linux-gnu it is statically linked, not
+# position-independent and laid out by scripts/hook-layout.ld, and runs it as a user
+# would: the filter with a store, restore by lines, `snip run`'s exit status, and the
+# Claude Code hook on a Bash payload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,9 @@ case "$host" in
         # ET_EXEC (2), not ET_DYN (3), so nothing is relocated at start-up.
         e_type="$(od -An -tu2 -j16 -N2 "$snip" | tr -d ' ')"
         [ "$e_type" = 2 ] || fail "expected a non-PIE executable (ELF type 2), found type $e_type"
+        # Linked with scripts/hook-layout.ld: its output section is in the section
+        # names (a NUL-terminated string of `.shstrtab`).
+        grep -a -q -P '\.text\.snip\x00' "$snip" || fail "expected the code layout of scripts/hook-layout.ld (a .text.snip section)"
         ;;
 esac
 "$snip" --version | grep -q '^snip ' || fail "snip --version"
