@@ -29,7 +29,8 @@ use std::process::ExitCode;
 #[no_mangle]
 extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     standard_fds_open();
-    catch_sigpipe();
+    // See the module docs.
+    crate::catch_signal(signal_hook::consts::SIGPIPE);
     let code = std::panic::catch_unwind(crate::run).map_or(101, status_of);
     std::process::exit(code)
 }
@@ -52,12 +53,6 @@ fn standard_fds_open() {
         // under Rust's start-up (which then aborts): writes to it fail.
         let _ = null.map(|f| f.into_raw_fd());
     }
-}
-
-/// Catches SIGPIPE (see the module docs).
-fn catch_sigpipe() {
-    let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGPIPE, seen);
 }
 
 /// The number `code` exits with (0-255): `ExitCode` has no stable accessor, but

@@ -158,9 +158,15 @@ fn misplaced_filter_flag(matches: &clap::ArgMatches) -> Option<String> {
 /// lossless result, one line on stderr). A caught signal, unlike an ignored one, is
 /// reset to its default in the commands `snip run` starts.
 fn survive_file_size_limit() {
+    catch_signal(signal_hook::consts::SIGXFSZ);
+}
+
+/// Installs a handler for `signal` that only records it: the write that raised it
+/// (SIGPIPE, SIGXFSZ) fails with `EPIPE` or `EFBIG` instead of the process ending.
+/// Failing to install it leaves the default action: nothing else to do.
+fn catch_signal(signal: std::ffi::c_int) {
     let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // Failing to install it leaves the default action: nothing else to do.
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, seen);
+    let _ = signal_hook::flag::register(signal, seen);
 }
 
 /// A command-line error as one line on stderr, status 2: clap's message, the usage

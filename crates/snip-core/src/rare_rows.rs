@@ -408,7 +408,7 @@ mod tests {
             "test tests::record_0001 ... ok",
             "\u{2713} renders case 7 (3 ms)",
         ];
-        // Rows across 64-byte blocks: words and blank runs that start or end at a
+        // Rows across 16-byte blocks: words and blank runs that start or end at a
         // block's edge.
         let long: Vec<String> = (0..300)
             .map(|i| {

@@ -18,8 +18,8 @@
 //! ×692 with a directory line now and then, a two-line warning ×1,665. It keeps its
 //! first block (up to the first line of its last new shape) and its last block (back
 //! from its end to a line of each shape, and further back to its section's header: a
-//! line that starts with no space right after a blank line, at most
-//! [`SECTION_LINES`] lines back, so a file's warnings are not shown under the file before it); the
+//! line that starts with no space right after a blank line, at most [`SECTION_LINES`]
+//! lines back, so a file's warnings are not shown under the file before it); the
 //! lines between become one marker with
 //! their count, original line numbers (1-based, inclusive), byte offsets (0-based,
 //! half-open) and a restore call for exactly those lines. A line of
