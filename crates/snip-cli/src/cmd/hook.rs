@@ -45,9 +45,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 }
 
-/// Payloads longer than this (bytes) are not kept in memory while they are answered.
-const KEEP_PAYLOAD_BUFFER_MAX: usize = 1 << 20;
-
 /// Reads the payload, answers it, and always exits 0.
 fn claude_code_hook() -> Result<ExitCode> {
     let mut input = Vec::with_capacity(crate::common::STDIN_CAPACITY);
@@ -66,12 +63,12 @@ fn claude_code_hook() -> Result<ExitCode> {
                     return None;
                 }
             };
-            // A large payload's bytes are not kept while it is answered (the parsed
+            // The payload's bytes are not kept while it is answered (the parsed
             // payload holds its text): one copy less at the peak (docs/contract.md,
-            // memory bound).
-            if input.len() > KEEP_PAYLOAD_BUFFER_MAX {
-                input = Vec::new();
-            }
+            // memory bound), and its pages are free for the core's tables, so a
+            // call maps fewer fresh pages (each costs microseconds in a process
+            // this short).
+            input = Vec::new();
             if let Some(why) = claude_code::not_a_payload(&payload) {
                 not_handled(&why);
                 return None;
@@ -83,9 +80,8 @@ fn claude_code_hook() -> Result<ExitCode> {
         .flatten(),
         Err(_) => None,
     };
-    // The reply is written into the payload's buffer, whose pages are already
-    // mapped: in a process this short, fresh pages are a measurable share.
-    input.clear();
+    // The reply: in the heap's freed room, where it fits.
+    input = Vec::with_capacity(4096);
     if reply.is_none_or(|v| serde_json::to_writer(&mut input, &v).is_err()) {
         input.clear();
         input.extend_from_slice(b"{}");
