@@ -1009,67 +1009,55 @@ const MAX_WORDS: usize = 32;
 /// Lines before and after a line compared with it to find its name column.
 const NAME_WINDOW: usize = 8;
 
-/// The masked text of every line (see [`shape_and_paths`]), one after another: line
-/// `k`'s is `text[ends[k - 1]..ends[k]]` (from 0 for the first); a marker line's is
-/// empty. `text` past the last line's end is room, written as lines are masked.
+/// The masked text of every line (see [`shape_and_paths`]): line `k`'s is
+/// `text[spans[k].0..spans[k].1]` (a half-open byte range). A marker line's is empty,
+/// and a line masked as an earlier one was ([`Masked::push_copy`]) shares that line's
+/// bytes, so a log of lines a counter apart holds one masked line, not thousands.
 #[derive(Debug, Default)]
 struct Masked {
     text: Vec<u8>,
-    ends: Vec<usize>,
+    spans: Vec<(usize, usize)>,
 }
 
 impl Masked {
     /// Empty, with room for `lines` lines of `bytes` bytes in all (a masked line is
-    /// never longer than the line), so neither table is copied as it fills: the text's
-    /// room is filled (zeroed) once, and each line is written into it by index, not
-    /// pushed a byte at a time.
+    /// never longer than the line), so neither table is copied as it fills. The room
+    /// is reserved, not filled: only the bytes written touch memory.
     fn for_lines(lines: usize, bytes: usize) -> Masked {
         Masked {
-            text: vec![0; bytes],
-            ends: Vec::with_capacity(lines),
+            text: Vec::with_capacity(bytes),
+            spans: Vec::with_capacity(lines),
         }
     }
 
-    /// Where the next line's masked text starts.
-    fn end(&self) -> usize {
-        self.ends.last().copied().unwrap_or(0)
-    }
-
-    /// Masks line text `t` into the room after the last line (grown first if short;
-    /// see [`shape_and_paths`], which appends its path-like words to `paths`) and ends
-    /// its line. Returns its fold shape.
+    /// Masks line text `t` after the last line's (see [`shape_and_paths`], which
+    /// appends its path-like words to `paths`) and ends its line. Returns its fold
+    /// shape.
     fn push(&mut self, t: &[u8], paths: &mut Vec<u8>) -> u64 {
-        let at = self.end();
-        if self.text.len() < at + t.len() {
-            self.text.resize(at + t.len(), 0);
-        }
-        let (key, len) = shape_and_paths(t, &mut self.text[at..at + t.len()], paths);
-        self.ends.push(at + len);
+        let at = self.text.len();
+        self.text.resize(at + t.len(), 0);
+        let (key, len) = shape_and_paths(t, &mut self.text[at..], paths);
+        self.text.truncate(at + len);
+        self.spans.push((at, at + len));
         key
     }
 
     /// Masks a line as line `j` was masked (a line [`digits_apart`] from it: the same
-    /// masked text) and ends its line.
+    /// masked text, shared) and ends its line.
     fn push_copy(&mut self, j: usize) {
-        let at = self.end();
-        let start = j.checked_sub(1).map_or(0, |i| self.ends[i]);
-        let len = self.ends[j] - start;
-        if self.text.len() < at + len {
-            self.text.resize(at + len, 0);
-        }
-        self.text.copy_within(start..start + len, at);
-        self.ends.push(at + len);
+        self.spans.push(self.spans[j]);
     }
 
     /// Ends a line with no masked text (a marker line).
     fn end_line(&mut self) {
-        self.ends.push(self.end());
+        let at = self.text.len();
+        self.spans.push((at, at));
     }
 
     /// Line `k`'s masked text.
     fn of(&self, k: usize) -> &[u8] {
-        let start = k.checked_sub(1).map_or(0, |j| self.ends[j]);
-        &self.text[start..self.ends[k]]
+        let (start, end) = self.spans[k];
+        &self.text[start..end]
     }
 }
 
@@ -1756,11 +1744,11 @@ mod tests {
             .collect();
         let doc = Doc::from_raw(text.as_bytes());
         let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
-        let room = (masked.text.capacity(), masked.ends.capacity());
+        let room = (masked.text.capacity(), masked.spans.capacity());
         for l in &doc.lines {
             masked.push(doc.text(l), &mut Vec::new());
         }
-        assert_eq!((masked.text.capacity(), masked.ends.capacity()), room);
+        assert_eq!((masked.text.capacity(), masked.spans.capacity()), room);
         let words = Words::of_lines(&masked, &vec![true; doc.lines.len()]);
         assert_eq!(words.hashes.len(), 4 * 2000);
         assert!(words.hashes.capacity() < 2 * 4 * 2000);
