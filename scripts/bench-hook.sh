@@ -21,6 +21,9 @@
 # medians with the 25th-75th percentiles of wall time, medians of CPU time and of
 # minor page faults (`ru_minflt`).
 #
+#   scripts/bench-hook.sh --payload FILE
+# writes the benchmark's payload (part 1) to FILE and exits.
+#
 #   scripts/bench-hook.sh --compare OLD NEW
 # checks instead that two snip binaries answer alike: `snip` (store off) at budgets
 # 24576, 12000 and 4000 on every file of fixtures/corpus and fixtures/corpus-new, and
@@ -40,6 +43,13 @@ payload = {"session_id": "bench", "hook_event_name": "PostToolUse", "tool_name":
 open(sys.argv[2], "w").write(json.dumps(payload))
 PY
 }
+
+# The payload of part 1: `cargo test`'s failing log (52,144 bytes of JSON).
+BENCH_LOG=fixtures/corpus/cargo-test-fail-notty.txt
+if [ "${1:-}" = "--payload" ]; then
+    payload_of "$BENCH_LOG" "$2"
+    exit 0
+fi
 
 if [ "${1:-}" = "--compare" ]; then
     old="$2" new="$3"
@@ -99,7 +109,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export SNIP_STORE_DIR="$work/store"
 
-payload_of fixtures/corpus/cargo-test-fail-notty.txt "$work/payload.json"
+payload_of "$BENCH_LOG" "$work/payload.json"
 if [ -n "${BASE:-}" ]; then
     builds+=("base=$BASE")
 fi
