@@ -38,12 +38,12 @@ HOME="$work/home" SNIP_STORE_DIR="$work/store" valgrind --tool=callgrind --deman
 python3 - "$work/callgrind.out" "${1:-}" <<'PY'
 import re, sys
 
-names = []
-for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
-    m = re.match(r"^c?fn=\(\d+\) (\S+)", line)
-    if m and m.group(1) not in names:
-        names.append(m.group(1))
-patterns = []
+names = {
+    m.group(1)
+    for line in open(sys.argv[1], encoding="utf-8", errors="replace")
+    if (m := re.match(r"^c?fn=\(\d+\) (\S+)", line))
+}
+patterns = set()
 for name in names:
     if name.startswith("_ZN"):
         pat = re.sub(r"17h[0-9a-f]{16}E$", "17h*", name)
@@ -52,8 +52,7 @@ for name in names:
         pat = re.sub(r"B[0-9A-Za-z]*_", "B*_", pat)
     else:
         continue  # glibc's, and addresses with no symbol
-    if pat not in patterns:
-        patterns.append(pat)
+    patterns.add(pat)
 lines = [f"    *(.text.{p})\n" for p in sorted(patterns)]
 if sys.argv[2] != "--write":
     sys.stdout.write("".join(lines))

@@ -80,16 +80,16 @@ fn claude_code_hook() -> Result<ExitCode> {
         .flatten(),
         Err(_) => None,
     };
-    // The reply: in the heap's freed room, where it fits.
-    input = Vec::with_capacity(4096);
-    if reply.is_none_or(|v| serde_json::to_writer(&mut input, &v).is_err()) {
-        input.clear();
-        input.extend_from_slice(b"{}");
+    drop(input);
+    let mut json = Vec::with_capacity(4096);
+    if reply.is_none_or(|v| serde_json::to_writer(&mut json, &v).is_err()) {
+        json.clear();
+        json.extend_from_slice(b"{}");
     }
-    input.push(b'\n');
+    json.push(b'\n');
     let mut out = std::io::stdout().lock();
     // Nothing useful can be done if stdout is gone; the exit status stays 0.
-    let _ = out.write_all(&input);
+    let _ = out.write_all(&json);
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
 }
