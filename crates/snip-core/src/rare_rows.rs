@@ -57,6 +57,16 @@ const MAX_RARE_WORDS: usize = 16;
 /// The indices (ascending) of the lines of `lines` (text in `buf`; marker lines are
 /// skipped) whose word in a status column is rare (see the module docs).
 pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
+    rare_rows_apart(buf, lines, &[])
+}
+
+/// [`rare_rows`], told which lines differ from the line before them only in digits:
+/// `apart[k]` when line `k` is as long as line `k - 1` and their bytes differ only
+/// where both are ASCII digits (`apart` may be empty: not known). Such a line has the
+/// line before's blanks and commas at the same places, so its word in a column is
+/// where that line's is, and is the same word when that one holds no digit: it is not
+/// read again (a log of lines a counter apart reads each column's word once).
+pub(crate) fn rare_rows_apart(buf: &[u8], lines: &[Line], apart: &[bool]) -> Vec<usize> {
     let text = |l: &Line| &buf[l.start..l.end];
     let rows = lines.iter().filter(|l| l.marker.is_none());
     let sample: Vec<&[u8]> = rows.clone().take(SAMPLE).map(text).collect();
@@ -74,11 +84,26 @@ pub(crate) fn rare_rows(buf: &[u8], lines: &[Line]) -> Vec<usize> {
         let mut with_word = 0usize;
         let mut others: Vec<(&[u8], Vec<usize>)> = Vec::new();
         let mut free_text = false;
+        // The word at `col` of the line before (`None`: none there), when that line
+        // is not a marker and the word holds no digit.
+        let mut before: Option<Option<&[u8]>> = None;
         for (k, l) in lines.iter().enumerate() {
             if l.marker.is_some() {
+                before = None;
                 continue;
             }
-            let Some(w) = col.word(text(l)) else {
+            let word = match before {
+                Some(w) if apart.get(k) == Some(&true) => w,
+                _ => {
+                    let w = col.word(text(l));
+                    before = match w {
+                        Some(w) if w.iter().any(u8::is_ascii_digit) => None,
+                        _ => Some(w),
+                    };
+                    w
+                }
+            };
+            let Some(w) = word else {
                 continue;
             };
             with_word += 1;
@@ -436,6 +461,50 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn rows_a_counter_apart_read_as_rows_read_afresh() {
+        // Whether each line differs from the one before only where both hold digits.
+        let apart = |doc: &Doc<'_>| -> Vec<bool> {
+            let t = |k: usize| doc.text(&doc.lines[k]);
+            (0..doc.lines.len())
+                .map(|k| {
+                    k > 0
+                        && t(k).len() == t(k - 1).len()
+                        && t(k)
+                            .iter()
+                            .zip(t(k - 1))
+                            .all(|(a, b)| a == b || (a.is_ascii_digit() && b.is_ascii_digit()))
+                })
+                .collect()
+        };
+        // Fixed-width rows: an HTTP error a counter apart from the success before it
+        // (its word holds digits: read again), a state with a count (`Init:0/1`, then
+        // `Init:1/1`), statuses among rows a counter apart.
+        let access: String = (0..80)
+            .map(|i| {
+                let st = if i % 37 == 5 { 503 } else { 200 };
+                format!(
+                    "10.0.0.{:03} \"GET /items/{i:04} HTTP/1.1\" {st} {:05}\n",
+                    i % 7,
+                    i * 13
+                )
+            })
+            .collect();
+        let table = pods(
+            70,
+            &[(20, "Init:0/1"), (21, "Init:1/1"), (50, "CrashLoopBackOff")],
+        );
+        for text in [access.as_str(), table.as_str()] {
+            let doc = Doc::from_raw(text.as_bytes());
+            let apart = apart(&doc);
+            assert!(apart.iter().filter(|&&a| a).count() > doc.lines.len() / 2);
+            let want = rare_rows(&doc.buf, &doc.lines);
+            assert!(!want.is_empty());
+            assert_eq!(rare_rows_apart(&doc.buf, &doc.lines, &apart), want);
+        }
+        assert_eq!(rare(&access), [5, 42, 79]);
     }
 
     fn rare(text: &str) -> Vec<usize> {

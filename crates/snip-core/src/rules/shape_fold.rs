@@ -135,8 +135,8 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     if doc.lines.len() < MIN_BLOCKS {
         return Folded::default();
     }
-    let (keys, lits) = run_keys(doc);
-    let salient = salient_lines(doc, &doc.lines);
+    let (keys, lits, as_prev) = run_keys(doc);
+    let salient = salient_lines(doc, &doc.lines, &as_prev);
     // The lines every pass folds, moved out (not copied: a 50 KB log's table is ~14
     // fresh pages, a measurable share of a hook process): each pass writes its
     // folded lines into `doc.lines`.
@@ -147,7 +147,7 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> Folde
     // few shapes), they are not read (see [`may_repeat`]).
     let wide = wide_from(&keys);
     let loose = if may_repeat(&wide) {
-        loose_keys(doc, &lines, &salient)
+        loose_keys(doc, &lines, &salient, &as_prev)
     } else {
         Vec::new()
     };
@@ -229,13 +229,16 @@ struct How<'a> {
 }
 
 /// Each line's run key (its fold shape, or its name-column key, see
-/// [`name_column_keys`]; a marker line's never equals another line's) and literal
-/// key (the run key with the masked paths and name put back).
-fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
+/// [`name_column_keys`]; a marker line's never equals another line's), literal key
+/// (the run key with the masked paths and name put back), and whether it is
+/// [`digits_apart`] from the line before it (masked as that line was: see
+/// [`loose_keys`], which reads the same of both).
+fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>, Vec<bool>) {
     use std::hash::BuildHasher as _;
     let mut paths = Vec::new();
     let mut masked = Masked::for_lines(doc.lines.len(), doc.buf.len());
     let mut lits = Vec::with_capacity(doc.lines.len());
+    let mut as_prev = vec![false; doc.lines.len()];
     let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
     // The last line masked with no path-like word: its text, its line and its keys.
     // A line that differs from it only in some digits has its masked text and keys
@@ -257,8 +260,11 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
                 let t = doc.text(l);
                 if let Some((prev, j, key, lit)) = last {
                     if digits_apart(prev, t) {
+                        // Line `j` or a copy of it is the line before (a line that is
+                        // not a copy sets or clears `last`).
                         masked.push_copy(j);
                         lits.push(lit);
+                        as_prev[k] = true;
                         return key;
                     }
                 }
@@ -272,7 +278,7 @@ fn run_keys(doc: &Doc<'_>) -> (Vec<u64>, Vec<u64>) {
         })
         .collect();
     let keys = name_column_keys(&keys, &masked, &mut lits);
-    (keys, lits)
+    (keys, lits, as_prev)
 }
 
 /// What one folding pass reads and writes as it steps along the lines (see
@@ -462,8 +468,10 @@ fn same_but_digits(a: &[u8], b: &[u8], digits: bool) -> bool {
 
 /// Whether each line of `lines` is salient enough to stay in a run (an error word of
 /// [`KEPT_PRIORITY`] or above, or a rare row of a status column, see
-/// [`crate::rare_rows`]; a marker line: no, see [`is_salient`]).
-fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
+/// [`crate::rare_rows`]; a marker line: no, see [`is_salient`]). `as_prev`: whether
+/// each line is [`digits_apart`] from the line before (from [`run_keys`]; empty: not
+/// known).
+fn salient_lines(doc: &Doc<'_>, lines: &[Line], as_prev: &[bool]) -> Vec<bool> {
     // One scan of the whole text rules out most lines without scanning each.
     let starts = crate::salience::match_starts(&doc.buf);
     let mut out: Vec<bool> = lines
@@ -478,7 +486,7 @@ fn salient_lines(doc: &Doc<'_>, lines: &[Line]) -> Vec<bool> {
             !ruled_out && salience(doc.text(l)) >= KEPT_PRIORITY
         })
         .collect();
-    for k in crate::rare_rows::rare_rows(&doc.buf, lines) {
+    for k in crate::rare_rows::rare_rows_apart(&doc.buf, lines, as_prev) {
         out[k] = true;
     }
     out
@@ -502,19 +510,21 @@ fn block_fits(wide: &[usize], i: usize) -> bool {
 /// as one space and, unless the line is salient (`salient`, from [`salient_lines`]),
 /// every run of digits as one `0` (a marker line's never equals another line's):
 /// lines that may be copies of each other in a repeated block have equal loose keys.
-fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool]) -> Vec<u64> {
+/// A line [`digits_apart`] from the line before it (`as_prev`, from [`run_keys`]), when
+/// neither is salient, has that line's key unread: their digits sit at the same
+/// places, so with each run of digits read as one `0` their loose texts are the same.
+fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool], as_prev: &[bool]) -> Vec<u64> {
     use std::hash::BuildHasher as _;
     let state = foldhash::fast::FixedState::with_seed(SHAPE_SEED ^ LOOSE_SEED);
     // Each line's loose text, written here and hashed once (no line allocates).
     let mut buf: Vec<u8> = Vec::new();
-    lines
-        .iter()
-        .zip(salient)
-        .enumerate()
-        .map(|(k, (l, &keep_digits))| {
-            if l.marker.is_some() {
-                return !(k as u64);
-            }
+    let mut keys: Vec<u64> = Vec::with_capacity(lines.len());
+    for (k, (l, &keep_digits)) in lines.iter().zip(salient).enumerate() {
+        let key = if l.marker.is_some() {
+            !(k as u64)
+        } else if as_prev[k] && !keep_digits && !salient[k - 1] {
+            keys[k - 1]
+        } else {
             let t = doc.text(l);
             // Written into a slice sized for the whole line (no push, no capacity
             // check a byte; the table grows for a line longer than all before it, not
@@ -539,8 +549,10 @@ fn loose_keys(doc: &Doc<'_>, lines: &[Line], salient: &[bool]) -> Vec<u64> {
                 last = c;
             }
             state.hash_one(&out[..w])
-        })
-        .collect()
+        };
+        keys.push(key);
+    }
+    keys
 }
 
 /// A byte as a loose key reads it: spaces and tabs as a space, the rest as is.
@@ -1773,8 +1785,9 @@ mod tests {
         let text = "test a_0001 ... ok\n\t x  9 \t0.05s\nerror 100 at 7\nerror 10 at 8\n\n\
                     00 \t 00\u{0}0\n\u{e9}t\u{e9} 12:34\n";
         let doc = Doc::from_raw(text.as_bytes());
-        let salient = salient_lines(&doc, &doc.lines);
-        let loose = loose_keys(&doc, &doc.lines, &salient);
+        let (_, _, as_prev) = run_keys(&doc);
+        let salient = salient_lines(&doc, &doc.lines, &as_prev);
+        let loose = loose_keys(&doc, &doc.lines, &salient, &as_prev);
         assert_eq!(salient, [false, false, true, true, false, false, false]);
         for (k, l) in doc.lines.iter().enumerate() {
             assert_eq!(
@@ -1788,6 +1801,28 @@ mod tests {
         let one = |t: &str, d| loose_reference(t.as_bytes(), d);
         assert_eq!(one("error 100 at 7", true), one("error 10 at 7", true));
         assert_eq!(one("a  \t1234 b", false), one("a 5 b", false));
+    }
+
+    #[test]
+    fn loose_keys_carried_from_the_line_before_are_the_lines_own() {
+        // Lines a counter apart from the line before: a plain line's key is carried
+        // over from it, a salient line's (it keeps its digits) is read afresh, as is
+        // the key of the line after a salient one.
+        let text = "step 0001 done  in 5 ms\nstep 0002 done  in 7 ms\nstep 0093 done  in 7 ms\n\
+                    error 0003 at 9\nerror 0004 at 9\nstep 0005 done  in 1 ms\n\
+                    step 0006 done  in 2 ms\n";
+        let doc = Doc::from_raw(text.as_bytes());
+        let (_, _, as_prev) = run_keys(&doc);
+        let salient = salient_lines(&doc, &doc.lines, &as_prev);
+        assert_eq!(as_prev, [false, true, true, false, true, false, true]);
+        assert_eq!(salient, [false, false, false, true, true, false, false]);
+        let loose = loose_keys(&doc, &doc.lines, &salient, &as_prev);
+        for (k, l) in doc.lines.iter().enumerate() {
+            let want = loose_reference(doc.text(l), salient[k]);
+            assert_eq!(loose[k], want, "line {k}");
+        }
+        assert_eq!(loose[0], loose[2]);
+        assert_ne!(loose[3], loose[4]);
     }
 
     /// [`shape_and_paths`] as it read each byte that is not a letter or digit as a
@@ -2006,7 +2041,7 @@ mod tests {
             })
             .collect();
         let doc = Doc::from_raw(text.as_bytes());
-        let (keys, lits) = run_keys(&doc);
+        let (keys, lits, _) = run_keys(&doc);
         // Every line masked afresh, as before the copy.
         use std::hash::BuildHasher as _;
         let hasher = foldhash::fast::FixedState::with_seed(SHAPE_SEED);
