@@ -72,14 +72,14 @@ pub fn flush_held() {
         .map(|(_, b)| Arc::clone(b))
         .collect();
     for b in dirs {
-        let opts = {
+        let (opts, key) = {
             let s = b.state();
             if s.held.is_empty() && s.rows.is_empty() {
                 continue;
             }
-            s.opts.clone()
+            (s.opts.clone(), s.key.clone())
         };
-        if let Some(store) = opts.and_then(|o| Store::open(&o).ok()) {
+        if let Some(store) = opts.and_then(|o| Store::open_keyed(&o, key.as_ref()).ok()) {
             let _ = store.flush();
         }
     }
@@ -108,6 +108,10 @@ struct State {
     failed: Option<String>,
     /// The options of the last store that held an original here ([`flush_held`]).
     opts: Option<StoreOptions>,
+    /// The key of the first store that held an original here: the held originals'
+    /// ids are its (a directory removed and made again by [`flush_held`] gets it
+    /// back, so that an entry file's header names its id, see `Store::entry_file`).
+    key: Option<crate::id::Key>,
     /// The process whose thread is writing, if one is: one writer at a time, and
     /// [`Store::flush`] waits for one under way. A process id, not a lock held while
     /// writing: a child forked meanwhile has no such thread (and its own id), so it
@@ -172,10 +176,14 @@ impl Store {
             return Ok(None);
         }
         let digest = id::sha256(original);
-        let id = self.key()?.id_for_digest(&digest);
+        let key = self.key()?;
+        let id = key.id_for_digest(&digest);
         let mut s = self.behind.state();
         if s.opts.as_ref() != Some(self.options()) {
             s.opts = Some(self.options().clone());
+        }
+        if s.key.is_none() {
+            s.key = Some(key);
         }
         if !s.held.iter().any(|h| h.id == id) {
             s.bytes += original.len();

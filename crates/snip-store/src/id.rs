@@ -100,11 +100,36 @@ impl Key {
         id
     }
 
+    /// Whether `id` is the id of an original whose SHA-256 is `sha256` (64 lowercase
+    /// hex digits, as an entry's header holds it): false for any other text.
+    pub(crate) fn names(&self, id: &str, sha256: &str) -> bool {
+        let nibble = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let hex = sha256.as_bytes();
+        if hex.len() != 64 {
+            return false;
+        }
+        let mut digest = [0u8; 32];
+        for (d, pair) in digest.iter_mut().zip(hex.chunks_exact(2)) {
+            match (nibble(pair[0]), nibble(pair[1])) {
+                (Some(hi), Some(lo)) => *d = hi << 4 | lo,
+                _ => return false,
+            }
+        }
+        self.id_for_digest(&digest) == id
+    }
+
     /// Loads `<dir>/key`, creating it (0600, 32 random bytes) when missing. Safe when
     /// several processes do this at once: the key appears under its name only when
     /// complete (written to a temp file, then hard-linked, which fails if another
     /// process won the race; the winner's key is then read).
-    pub(crate) fn load_or_create(dir: &Path) -> Result<Key, StoreError> {
+    /// A missing key is created with `first`'s bytes when given (the key a store held
+    /// originals under before its directory was removed, see
+    /// [`crate::flush_held`]), else 32 random bytes.
+    pub(crate) fn load_or_create(dir: &Path, first: Option<&Key>) -> Result<Key, StoreError> {
         let path = dir.join("key");
         for _ in 0..3 {
             match Self::load(&path) {
@@ -113,13 +138,16 @@ impl Key {
                 Err(e) => return Err(e),
             }
             let mut k = [0u8; KEY_LEN];
-            getrandom::fill(&mut k).map_err(|e| {
-                StoreError::io(
-                    "get random bytes for",
-                    &path,
-                    std::io::Error::other(e.to_string()),
-                )
-            })?;
+            match first {
+                Some(first) => k = first.0,
+                None => getrandom::fill(&mut k).map_err(|e| {
+                    StoreError::io(
+                        "get random bytes for",
+                        &path,
+                        std::io::Error::other(e.to_string()),
+                    )
+                })?,
+            }
             let mut tmp = tempfile::Builder::new()
                 .prefix(".key-")
                 .tempfile_in(dir)

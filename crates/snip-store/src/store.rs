@@ -258,6 +258,14 @@ impl Store {
     /// user; [`StoreError::Io`] when it cannot be
     /// created or read.
     pub fn open(opts: &StoreOptions) -> Result<Store, StoreError> {
+        Store::open_keyed(opts, None)
+    }
+
+    /// [`Store::open`], creating a missing key with `key`'s bytes when given: the
+    /// originals a process still holds for a directory removed since were given ids
+    /// under that key, and a directory made again under it names them alike (see
+    /// [`crate::flush_held`]).
+    pub(crate) fn open_keyed(opts: &StoreOptions, key: Option<&Key>) -> Result<Store, StoreError> {
         if !opts.enabled {
             return Err(StoreError::Disabled);
         }
@@ -298,7 +306,7 @@ impl Store {
         fsutil::ensure_private_dir(&dir, false)?;
         let objects = dir.join("objects");
         fsutil::ensure_private_dir(&objects, true)?;
-        let key = Key::load_or_create(&dir)?;
+        let key = Key::load_or_create(&dir, key)?;
         let behind = crate::behind::shared(&dir);
         Ok(Store {
             opts: StoreOptions {
@@ -745,9 +753,29 @@ impl Store {
         if self.is_expired(md.modified().ok()) {
             return Ok(Lookup::Expired);
         }
-        Entry::from_file(file, md.len())
+        self.entry_file(id, file, md.len())
             .map(Lookup::Live)
             .ctx("read", &path)
+    }
+
+    /// Opens `file`, the entry file of `id` (`len`: its size in bytes): its header
+    /// parsed and checked against the size, and against `id`, which is the keyed hash
+    /// of the original's SHA-256 that the header holds (a file copied or renamed
+    /// under another entry's name holds another original, and is never served as
+    /// this one).
+    ///
+    /// # Errors
+    /// `InvalidData` when the header is malformed, disagrees with the size, or names
+    /// another original; any read error.
+    fn entry_file(&self, id: &str, file: File, len: u64) -> std::io::Result<Entry> {
+        let entry = Entry::from_file(file, len)?;
+        match &self.key {
+            Some(key) if !key.names(id, &entry.sha256) => Err(std::io::Error::new(
+                ErrorKind::InvalidData,
+                "the entry file holds another original (its header's sha256 is not this id's)",
+            )),
+            _ => Ok(entry),
+        }
     }
 
     /// Removes the entry file of `id` if it is still the file `entry` was read from
@@ -769,8 +797,9 @@ impl Store {
         true
     }
 
-    /// Removes the entry file of `id` whose header does not parse or disagrees with
-    /// its size, if it still does under the store lock (a fresh copy renamed into
+    /// Removes the entry file of `id` whose header does not parse, disagrees with its
+    /// size or names another original (see [`Store::entry_file`]), if it still does
+    /// under the store lock (a fresh copy renamed into
     /// place since is kept), and updates the usage counters. Best effort: says whether
     /// the file was removed.
     pub(crate) fn discard_unreadable(&self, id: &str) -> bool {
@@ -785,7 +814,7 @@ impl Store {
         let Ok(md) = file.metadata() else {
             return false;
         };
-        if !md.is_file() || Entry::from_file(file, md.len()).is_ok() {
+        if !md.is_file() || self.entry_file(id, file, md.len()).is_ok() {
             return false;
         }
         if fs::remove_file(&path).is_err() {
@@ -828,8 +857,9 @@ impl Store {
         })
     }
 
-    /// Under the lock: removes every entry file whose header does not parse or
-    /// disagrees with the file's size; returns how many, and their bytes. Reads each
+    /// Under the lock: removes every entry file whose header does not parse,
+    /// disagrees with the file's size or names another original than the file's name
+    /// (see [`Store::entry_file`]); returns how many, and their bytes. Reads each
     /// entry's header (`snip gc` only; a put never scans the store this way).
     fn remove_damaged(&self) -> Result<(u64, u64), StoreError> {
         let (mut n, mut bytes) = (0, 0);
@@ -839,7 +869,7 @@ impl Store {
                 continue;
             };
             let damaged = matches!(
-                Entry::from_file(file, f.size),
+                self.entry_file(&f.name, file, f.size),
                 Err(e) if e.kind() == ErrorKind::InvalidData
             );
             if damaged && fs::remove_file(&path).is_ok() {

@@ -259,6 +259,45 @@ fn an_entry_with_a_damaged_header_is_removed_with_a_note_that_says_what_to_do() 
     );
 }
 
+/// An entry file copied (or renamed) under another entry's name holds a sound
+/// original, but not that id's: the restore says the original is damaged instead of
+/// serving the other one's bytes with `ok`, removes the file, and storing the
+/// original again repairs it; `snip gc` removes such a file too.
+#[test]
+fn an_entry_file_under_another_ids_name_is_never_served_as_it() {
+    let (_d, store) = temp_store(|_| {});
+    let (a, b) = (vec![b'a'; 4000], vec![b'b'; 4000]);
+    let (id_a, id_b) = (store.put(&a).unwrap(), store.put(&b).unwrap());
+    let objects = store.dir().join("objects");
+    fs::copy(objects.join(&id_a), objects.join(&id_b)).unwrap();
+    assert_eq!(
+        store.restore(&RestoreRequest::bytes(&id_a, 0, None)).status,
+        RestoreStatus::Ok
+    );
+    let r = store.restore(&RestoreRequest::bytes(&id_b, 0, None));
+    assert_eq!(r.status, RestoreStatus::Error, "{r:?}");
+    assert!(
+        r.content.is_none() || r.content.as_deref() == Some(""),
+        "{r:?}"
+    );
+    assert!(
+        r.note.contains("damaged") && r.note.contains("another original") && !r.note.contains('\n'),
+        "{}",
+        r.note
+    );
+    assert!(!objects.join(&id_b).exists());
+    assert_eq!(store.put(&b).unwrap(), id_b);
+    let r = store.restore(&RestoreRequest::bytes(&id_b, 0, None));
+    assert_eq!(
+        (r.status, r.content.as_deref()),
+        (RestoreStatus::Ok, Some("b".repeat(4000).as_str()))
+    );
+    // Renamed by hand: `snip gc` finds it.
+    fs::rename(objects.join(&id_a), objects.join(&id_b)).unwrap();
+    let r = store.gc().unwrap();
+    assert_eq!((r.damaged, r.entries), (1, 0), "{r:?}");
+}
+
 /// `snip gc` removes entries whose header is damaged or disagrees with the file's
 /// size (it kept them, and counted them among the originals), and keeps the others.
 #[test]
