@@ -482,6 +482,60 @@ fn restore_takes_a_json_request_and_names_each_error() {
     }
 }
 
+/// A whole marker line pasted as the argument restores what its call says; a marker
+/// whose original was not kept, or a line that is not a whole marker, says what to
+/// do in one line; a value that is neither a string nor a whole number names itself.
+#[test]
+fn restore_takes_a_pasted_marker_line() {
+    let env = Env::new();
+    let log = distinct_log();
+    let o = env.run_with(&[], &[], &[], &log);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let marker = out
+        .lines()
+        .find(|l| l.starts_with("[snip: ") && l.contains("mode=\"lines\""))
+        .expect("a marker with a lines call");
+    let m = snip_core::marker::parse(marker).unwrap();
+    let (a, b) = m.lines.unwrap();
+    let o = env.run(&["restore", marker, "--raw"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A page of the range (the rest follows with the command stderr names).
+    let want = line_range(&log, a as usize, Some(b as usize));
+    assert!(
+        !o.stdout.is_empty() && want.starts_with(&o.stdout),
+        "{} of {} bytes",
+        o.stdout.len(),
+        want.len()
+    );
+    let gone = "[snip: 5 lines elided · head-tail-elide · lines 3-7 · original not retained (re-run the command with narrower output to see the rest)]";
+    for (arg, says) in [
+        (gone.to_string(), "original was not kept"),
+        (
+            format!("[snip: x · y · restore: {}", m.call.as_deref().unwrap()),
+            "not the marker line around it",
+        ),
+        (
+            r#"snip_restore(id="sn_0123456789abcdef01234567", mode="lines", start=-3, end=4)"#
+                .to_string(),
+            "start=-3 is neither a quoted string nor a whole number",
+        ),
+        (
+            r#"snip_restore(id="sn_0123456789abcdef01234567", mode="lines", start="3")"#
+                .to_string(),
+            "start takes a whole number, not a quoted string",
+        ),
+    ] {
+        let o = env.run(&["restore", &arg]);
+        assert_eq!(o.status.code(), Some(2), "{arg}");
+        let e = one_line_stderr(&o);
+        assert!(
+            e.contains(says) && !e.contains("is not a snip id"),
+            "{arg}: {e}"
+        );
+    }
+}
+
 #[test]
 fn stats_agree_with_the_ledger_and_count_a_rewrite_that_saved_nothing() {
     let env = Env::new();

@@ -454,7 +454,11 @@ pub fn parse_restore_call(
             let digits = &after[..n_end];
             let n: u64 = digits.parse().map_err(|_| {
                 if digits.is_empty() {
-                    format!("{key} takes a quoted string or a whole number")
+                    let value = after.split([',', ')']).next().unwrap_or("").trim_end();
+                    format!(
+                        "{key}={} is neither a quoted string nor a whole number (0 or more)",
+                        first_chars(value)
+                    )
                 } else {
                     format!("{key}={digits} is too large (at most {})", u64::MAX)
                 }

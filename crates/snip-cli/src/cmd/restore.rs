@@ -6,7 +6,7 @@
 //! status but `ok`, one line on stderr says what happened and what to do.
 use anyhow::Result;
 use snip_store::restore::pasted::{
-    continue_command, parse_pasted_call, parse_range, pasted_call_id,
+    continue_command, parse_pasted_call, parse_pasted_marker, parse_range, pasted_call_id,
 };
 use snip_store::{RestoreMode, RestoreRequest, RestoreResponse, RestoreStatus};
 use std::io::Write;
@@ -248,6 +248,9 @@ fn request(args: &Args) -> std::result::Result<RestoreRequest, RequestError> {
         RestoreRequest::from_json(arg).map_err(RequestError::Json)?
     } else if snip_core::marker::strip_call_name(arg).is_some() {
         parse_pasted_call(&args.id).map_err(|e| RequestError::Call(anyhow::Error::msg(e)))?
+    } else if arg.starts_with("[snip: ") {
+        // A whole marker line, pasted: the call it quotes.
+        parse_pasted_marker(arg).map_err(|e| RequestError::Call(anyhow::Error::msg(e)))?
     } else if let Some(name) = call_name(arg) {
         return Err(RequestError::Call(anyhow::anyhow!(
             "{name:?} is not the restore tool: paste the call a marker quotes, \

@@ -19,6 +19,23 @@ pub fn parse_pasted_call(call: &str) -> Result<RestoreRequest, String> {
     plain
 }
 
+/// The restore call of a pasted marker line (`[snip: … · restore: snip_restore(…)]`,
+/// as an output shows it), read as [`parse_pasted_call`] reads a call.
+///
+/// # Errors
+/// One line saying what to do: the marker quotes no call (its original was not
+/// kept), or `line` is not one whole marker line (paste the call it quotes).
+pub fn parse_pasted_marker(line: &str) -> Result<RestoreRequest, String> {
+    match snip_core::marker::parse(line.trim()) {
+        Some(m) => match m.call {
+            Some(call) => parse_pasted_call(&call),
+            None if m.not_retained => Err("this marker's original was not kept (the store was off or full when it was made), so nothing restores it; re-run the command to see its output again".into()),
+            None => Err("this marker quotes no restore call: nothing restores it".into()),
+        },
+        None => Err("paste the restore call a marker quotes, snip_restore(id=\"sn_…\", …), not the marker line around it".into()),
+    }
+}
+
 /// The `id="…"` of a pasted call that could not be read, for the `invalid` answer
 /// to echo ("" when there is none).
 pub fn pasted_call_id(call: &str) -> String {

@@ -192,11 +192,13 @@ impl RestoreRequest {
         snip_core::marker::parse_restore_call(call, |key, value| {
             let num = |v: &CallValue| match v {
                 CallValue::Num(n) => Ok(*n),
-                CallValue::Str(_) => Err(format!("{key} takes a whole number")),
+                CallValue::Str(_) => {
+                    Err(format!("{key} takes a whole number, not a quoted string"))
+                }
             };
             let text = |v: CallValue| match v {
                 CallValue::Str(s) => Ok(s),
-                CallValue::Num(_) => Err(format!("{key} takes a quoted string")),
+                CallValue::Num(_) => Err(format!("{key} takes a quoted string, not a number")),
             };
             match key {
                 "id" => req.id = text(value)?,
