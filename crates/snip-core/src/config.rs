@@ -165,6 +165,14 @@ impl Config {
             }
             c.restore_tool = name.to_string();
         }
+        if c.diff_max_bytes < MIN_MAX_BYTES {
+            // Under it every diff would shorten to its markers alone.
+            return Err(ConfigError::new(
+                "SNIP_DIFF_MAX_BYTES",
+                &c.diff_max_bytes.to_string(),
+                "a diff budget of at least 1024 bytes (a diff's markers alone take about 250 each)",
+            ));
+        }
         if c.repeat_min < 2 {
             return Err(ConfigError::new(
                 "SNIP_REPEAT_MIN",
@@ -355,6 +363,16 @@ mod tests {
         let min = MIN_MAX_BYTES.to_string();
         let c = Config::from_lookup(|k| (k == "SNIP_MAX_BYTES").then(|| min.clone())).unwrap();
         assert_eq!(c.max_bytes, MIN_MAX_BYTES);
+        // So is a diff budget under it (every diff would be its markers alone).
+        for v in ["0", "1", "1023"] {
+            let e = error("SNIP_DIFF_MAX_BYTES", v);
+            assert!(
+                e.contains("SNIP_DIFF_MAX_BYTES") && e.contains("at least 1024"),
+                "{e}"
+            );
+        }
+        let c = Config::from_lookup(|k| (k == "SNIP_DIFF_MAX_BYTES").then(|| min.clone())).unwrap();
+        assert_eq!(c.diff_max_bytes, MIN_MAX_BYTES);
     }
 
     #[test]
