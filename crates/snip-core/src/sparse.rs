@@ -501,6 +501,43 @@ mod tests {
         assert!(text.contains("line 0000000"), "{text}");
     }
 
+    /// A long first and last line, which the head and the tail cut: the gap marker's
+    /// bytes start where the shown start of the first line ends and end where the
+    /// shown end of the last one starts, as on the unreduced document (they named
+    /// both whole lines, ~19.5 KB also shown).
+    #[test]
+    fn a_long_line_cut_at_either_end_is_named_from_the_cut() {
+        let cfg = Config::default();
+        let mut input = Vec::new();
+        for k in 0..43 {
+            input.extend_from_slice(format!("H{k}").as_bytes());
+            input.extend(std::iter::repeat_n(b'a', 100_000));
+            input.extend_from_slice(b"T\n");
+            for i in 0..10 {
+                input.extend_from_slice(format!("mid {k} {i}\n").as_bytes());
+            }
+        }
+        assert!(input.len() >= min_bytes(&cfg));
+        assert!(reduce(&input, &cfg).is_some());
+        let range = |out: &[u8]| -> (u64, u64, usize, usize) {
+            let text = String::from_utf8_lossy(out);
+            let at = text.find("[snip: ").expect("a marker");
+            let end = at + text[at..].find(']').expect("its end") + 1;
+            let m = crate::marker::parse(&text[at..end]).expect("a gap marker");
+            let (s, e) = m.bytes.expect("bytes");
+            (s, e, at, end)
+        };
+        let fast = compress(&input, &cfg, &mut NoStore).output;
+        let (s, e, at, end) = range(&fast);
+        // Shown: the original up to the cut (and a line ending), the marker, then the
+        // original from the cut on.
+        assert!(s > 0 && (e as usize) < input.len(), "{s}-{e}");
+        assert_eq!(&fast[..at], [&input[..s as usize], b"\n"].concat());
+        assert_eq!(&fast[end + 1..], &input[e as usize..]);
+        let slow = crate::pipeline::compress_unreduced(&input, &cfg).output;
+        assert_eq!(range(&slow).0..range(&slow).1, s..e);
+    }
+
     #[test]
     fn one_enormous_line_takes_the_full_pipeline() {
         let cfg = Config::default();

@@ -1127,6 +1127,60 @@ fn join_or_push(out: &mut Vec<Line>, l: Line) {
 
 /// The marker line for the gap `middle[i..j]` (added to `doc`'s markers), or `None`
 /// when the gap is a few short whole lines, cheaper shown than marked.
+/// On rendered text, the original byte range (0-based, half-open) of a gap over the
+/// lines `lines` whose first and last may be pieces of a line (`cut`: a head's or an
+/// island's rest, which runs to its line's end; a tail's or an island's start, which
+/// starts at its line's start), given `whole`, the range of their whole lines. A
+/// piece's place in its original line is read from the line's bytes when they are the
+/// piece's line as shown (one original line, no escape, carriage return or backspace
+/// in it, so the lossless rules left it as it was): a gap's first piece ends its line,
+/// its last piece starts its line, and a lone piece is one or the other when its bytes
+/// say which. Elsewhere the whole line stays in the range (a restore of it then
+/// returns bytes also shown, never fewer than elided).
+fn cut_offsets(
+    doc: &Doc<'_>,
+    raw: &RawIndex,
+    lines: &[Line],
+    (first_cut, last_cut): (bool, bool),
+    whole: (u64, u64),
+) -> (u64, u64) {
+    let (mut s, mut e) = whole;
+    // The piece's text, its original line's bytes and where that line starts, when
+    // the line is as shown.
+    let verbatim = |l: &Line| {
+        let k = l.src_first;
+        let orig = raw.line(k);
+        let plain = l.marker.is_none()
+            && l.src_last == k
+            && !orig.iter().any(|&c| matches!(c, 0x1b | b'\r' | 0x08));
+        plain.then(|| (&doc.buf[l.start..l.end], orig, raw.bytes(k, k).0))
+    };
+    let (first, last) = (&lines[0], &lines[lines.len() - 1]);
+    if lines.len() == 1 && first_cut {
+        if let Some((piece, orig, at)) = verbatim(first) {
+            let prefix = orig.starts_with(piece);
+            let suffix = orig.ends_with(piece);
+            if prefix && !suffix {
+                e = at + piece.len() as u64;
+            } else if suffix && !prefix {
+                s = at + (orig.len() - piece.len()) as u64;
+            }
+        }
+        return (s, e.max(s));
+    }
+    if first_cut {
+        if let Some((piece, orig, at)) = verbatim(first).filter(|(p, o, _)| o.ends_with(p)) {
+            s = at + (orig.len() - piece.len()) as u64;
+        }
+    }
+    if last_cut {
+        if let Some((piece, _, at)) = verbatim(last).filter(|(p, o, _)| o.starts_with(p)) {
+            e = at + piece.len() as u64;
+        }
+    }
+    (s, e.max(s))
+}
+
 fn gap(
     doc: &mut Doc<'_>,
     middle: &[Line],
@@ -1191,11 +1245,22 @@ fn gap(
         };
         ((s, e), r)
     } else {
-        // Rendered text: offsets inside an original line are unknown, so a gap
-        // that starts or ends inside one names its whole lines. By bytes when
-        // partial: one such line can be longer than a restore page, and a
-        // `lines` call cannot continue inside a line.
-        let bytes = raw.bytes(a, b);
+        // Rendered text: offsets inside an original line are known only where its
+        // bytes are its text (see [`cut_offsets`]); elsewhere a gap that starts or
+        // ends inside one names its whole lines. By bytes when partial: one such
+        // line can be longer than a restore page, and a `lines` call cannot continue
+        // inside a line.
+        let bytes = if partial {
+            cut_offsets(
+                doc,
+                raw,
+                &middle[i..j],
+                (cut[i], cut[j - 1]),
+                raw.bytes(a, b),
+            )
+        } else {
+            raw.bytes(a, b)
+        };
         let r = if partial {
             RestoreCall::Bytes {
                 start: bytes.0,
