@@ -471,15 +471,21 @@ fn restore_takes_a_json_request_and_names_each_error() {
             "\"evil_tool\" is not the restore tool",
         ),
     ] {
-        let o = env.run(&["restore", &arg]);
-        assert_eq!(o.status.code(), Some(2), "{arg}");
-        let e = one_line_stderr(&o);
-        assert!(
-            e.contains(says) && !e.contains("is not a snip id"),
-            "{arg}: {e}"
-        );
-        assert_eq!(json(&o)["status"], "invalid");
+        refused_as_invalid(&env, &arg, says);
     }
+}
+
+/// `snip restore ARG` answers `invalid` (exit 2) with one line on stderr that says
+/// `says` (and never that the argument is not an id: it is read as what it is).
+fn refused_as_invalid(env: &Env, arg: &str, says: &str) {
+    let o = env.run(&["restore", arg]);
+    assert_eq!(o.status.code(), Some(2), "{arg}");
+    let e = one_line_stderr(&o);
+    assert!(
+        e.contains(says) && !e.contains("is not a snip id"),
+        "{arg}: {e}"
+    );
+    assert_eq!(json(&o)["status"], "invalid");
 }
 
 /// A whole marker line pasted as the argument restores what its call says; a marker
@@ -526,13 +532,7 @@ fn restore_takes_a_pasted_marker_line() {
             "start takes a whole number, not a quoted string",
         ),
     ] {
-        let o = env.run(&["restore", &arg]);
-        assert_eq!(o.status.code(), Some(2), "{arg}");
-        let e = one_line_stderr(&o);
-        assert!(
-            e.contains(says) && !e.contains("is not a snip id"),
-            "{arg}: {e}"
-        );
+        refused_as_invalid(&env, &arg, says);
     }
 }
 
