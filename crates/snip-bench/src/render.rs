@@ -15,7 +15,9 @@ pub fn text(report: &Report) -> String {
         s.push_str(&format!("{title}\n\n"));
         let (head, align, body) = table(section);
         s.push_str(&aligned(&head, &align, &body));
-        s.push_str("\ntargets:\n");
+        s.push_str(
+            "\ntargets (the issues' goals, measured; not pass/fail, see docs/benchmark.md):\n",
+        );
         for t in &section.targets {
             let verdict = if t.met { "met" } else { "MISSED" };
             s.push_str(&format!("  {verdict:<6}  {}: {}\n", t.goal, t.measured));
