@@ -99,9 +99,12 @@ pub(crate) fn released(s: &ContextSettings, shape: &Shape<'_>) -> usize {
     };
     // A call's cost when `common` leading bytes are read from the cache and the rest of
     // its `total` bytes is written.
+    // Saturating here and below: the prices and `expected_calls` may be set as large
+    // as `usize::MAX`, and their products then pass `i128::MAX`.
     let cost = |common: usize, total: usize| -> i128 {
         let common = common.min(total);
-        r * common as i128 + w * (total - common) as i128
+        r.saturating_mul(common as i128)
+            .saturating_add(w.saturating_mul((total - common) as i128))
     };
     let mut f = 0usize;
     let mut k = 0usize;
@@ -138,20 +141,21 @@ pub(crate) fn released(s: &ContextSettings, shape: &Shape<'_>) -> usize {
                 let keep = cost_to(f);
                 let release = cost_to(target);
                 let expected = s.expected_calls.unwrap_or(c + 1) as i128;
-                let worth = expected * r * gain > release - keep;
-                let due = forgone >= release - keep;
-                let paid = ledger + none - release >= 0;
+                let more = release.saturating_sub(keep);
+                let worth = expected.saturating_mul(r).saturating_mul(gain) > more;
+                let due = forgone >= more;
+                let paid = ledger.saturating_add(none).saturating_sub(release) >= 0;
                 if worth && due && paid {
                     to = target;
                 } else {
-                    forgone += r * gain;
+                    forgone = forgone.saturating_add(r.saturating_mul(gain));
                 }
             }
         }
         if to > f {
             forgone = 0;
         }
-        ledger += none - cost_to(to);
+        ledger = ledger.saturating_add(none.saturating_sub(cost_to(to)));
         f = to;
         prev_all = whole[p];
         prev_sent = sent(f, p);

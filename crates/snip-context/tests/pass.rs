@@ -891,3 +891,55 @@ fn the_cache_tells_apart_results_with_the_same_text() {
         }
     }
 }
+
+/// Every numeric `SNIP_CONTEXT_*` setting at its largest value, alone, and the prices
+/// and expected calls together, is refused or runs: no arithmetic overflow in the pass
+/// or its cost model, cached or not.
+#[test]
+fn settings_at_their_largest_values_never_overflow() {
+    const NUMERIC: [&str; 7] = [
+        "SNIP_CONTEXT_KEEP_LAST",
+        "SNIP_CONTEXT_MIN_MESSAGES",
+        "SNIP_CONTEXT_MIN_CHARS",
+        "SNIP_CONTEXT_CACHE_WRITE_PCT",
+        "SNIP_CONTEXT_CACHE_READ_PCT",
+        "SNIP_CONTEXT_BATCH",
+        "SNIP_CONTEXT_EXPECTED_CALLS",
+    ];
+    let max = usize::MAX.to_string();
+    let requests = [openai(45), anthropic(45)];
+    let mut ran = 0;
+    for name in NUMERIC.into_iter().chain(["all"]) {
+        // "all": the prices and the expected calls together; the thresholds and a fixed
+        // batch at their largest would leave the cost model unused.
+        let priced = |k: &str| k.contains("_PCT") || k.ends_with("EXPECTED_CALLS");
+        let settings = match ContextSettings::from_lookup(|k| {
+            (k == name || (name == "all" && priced(k))).then(|| max.clone())
+        }) {
+            Ok(s) => s,
+            Err(e) => {
+                assert!(e.to_string().contains("SNIP_CONTEXT_"), "{name}: {e}");
+                continue;
+            }
+        };
+        ran += 1;
+        let cache = PassCache::new(64 << 20);
+        for req in &requests {
+            let mut store = MemStore::default();
+            let plain = run(req, &settings, &mut store);
+            let cached = compress_messages_cached(
+                &req["messages"],
+                FormatChoice::Auto,
+                &settings,
+                &mut |b: &[u8]| store.put(b),
+                &cache,
+            );
+            for out in [&plain, &cached] {
+                let skipped = out.report.skipped.as_deref().unwrap_or("");
+                assert!(!skipped.starts_with("internal error"), "{name}: {skipped}");
+            }
+            assert_eq!(plain.request["messages"], cached.request, "{name}");
+        }
+    }
+    assert!(ran >= 7, "{ran}");
+}

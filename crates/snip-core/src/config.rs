@@ -57,6 +57,11 @@ impl Default for Config {
     }
 }
 
+/// `num / den` of `bytes`, rounded down, for any `bytes` (no overflow at `usize::MAX`).
+fn share(bytes: usize, num: u128, den: u128) -> usize {
+    (bytes as u128 * num / den) as usize
+}
+
 /// The default budget in bytes: below Hermes Agent's 50,000-character terminal cap.
 pub const DEFAULT_MAX_BYTES: usize = 24_576;
 /// The smallest `SNIP_MAX_BYTES` accepted, bytes. Under ~380 a marker and the footer
@@ -70,9 +75,9 @@ impl Config {
         Config {
             enabled: true,
             max_bytes,
-            head_bytes: max_bytes * 2 / 5,
-            tail_bytes: max_bytes * 2 / 5,
-            salient_bytes: max_bytes * 3 / 20,
+            head_bytes: share(max_bytes, 2, 5),
+            tail_bytes: share(max_bytes, 2, 5),
+            salient_bytes: share(max_bytes, 3, 20),
             salient_context: 1,
             traceback_head_frames: 6,
             traceback_tail_frames: 12,
@@ -180,7 +185,10 @@ impl Config {
                 "a whole number of at least 2",
             ));
         }
-        if c.head_bytes + c.tail_bytes > c.max_bytes {
+        if c.head_bytes
+            .checked_add(c.tail_bytes)
+            .is_none_or(|sum| sum > c.max_bytes)
+        {
             // Blame the variable the user set: the tail when only it was set.
             let given = |name: &str| lookup(name).is_some_and(|v| !v.trim().is_empty());
             let (name, value) = if given("SNIP_TAIL_BYTES") && !given("SNIP_HEAD_BYTES") {

@@ -202,7 +202,12 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Option<Vec<(u
     let mut copies: Vec<usize> = Vec::new();
     let mut cost = 0usize;
     let cap = config.salient_bytes.saturating_mul(3);
-    let line_cost = |(s, e, _): (usize, usize, u8)| (island_size(s, e) + 1) * (2 * ctx + 1) + 200;
+    // Saturating: `SNIP_SALIENT_CONTEXT` may be as large as `usize::MAX`.
+    let line_cost = |(s, e, _): (usize, usize, u8)| {
+        (island_size(s, e) + 1)
+            .saturating_mul(ctx.saturating_mul(2).saturating_add(1))
+            .saturating_add(200)
+    };
     if config.salient_bytes > 0 {
         for k in order {
             let (s, e, _) = lines[k];
@@ -214,14 +219,14 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Option<Vec<(u
                 continue;
             }
             let c = line_cost(lines[k]);
-            if cost + c <= cap {
+            if cost.saturating_add(c) <= cap {
                 cost += c;
                 chosen[k] = true;
             }
         }
         for k in copies {
             let c = line_cost(lines[k]);
-            if cost + c <= cap {
+            if cost.saturating_add(c) <= cap {
                 cost += c;
                 chosen[k] = true;
             }

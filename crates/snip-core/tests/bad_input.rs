@@ -289,3 +289,66 @@ fn json_lines_markers_are_counted_in_the_budget() {
         }
     }
 }
+
+/// Every numeric `SNIP_*` setting at its largest value (alone, and with the budget at
+/// its largest too) is either refused with an error or runs: no arithmetic overflow
+/// (a panic in a debug build, a wrapped share in a release one), in the in-memory
+/// path, the sparse path for big inputs, and the stream.
+#[test]
+fn settings_at_their_largest_values_never_overflow() {
+    const NUMERIC: [&str; 11] = [
+        "SNIP_MAX_BYTES",
+        "SNIP_HEAD_BYTES",
+        "SNIP_TAIL_BYTES",
+        "SNIP_SALIENT_BYTES",
+        "SNIP_SALIENT_CONTEXT",
+        "SNIP_TRACEBACK_HEAD",
+        "SNIP_TRACEBACK_TAIL",
+        "SNIP_REPEAT_MIN",
+        "SNIP_JSON_STRING_KEEP",
+        "SNIP_JSON_ARRAY_KEEP",
+        "SNIP_DIFF_MAX_BYTES",
+    ];
+    let max = usize::MAX.to_string();
+    let mut inputs: Vec<Vec<u8>> = common::corpus().into_iter().map(|c| c.bytes).collect();
+    // Over 4 MiB and 64 budgets: the sparse path at the default budget.
+    let mut big = Vec::new();
+    for i in 0..120_000 {
+        big.extend_from_slice(format!("step {i} compiling crate_{} ok\n", i % 7).as_bytes());
+        if i % 9_000 == 17 {
+            big.extend_from_slice(b"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: bad\nerror: failed\n");
+        }
+    }
+    inputs.push(big);
+    let mut ran = 0;
+    // Each alone, each with the budget, then all but the head and tail shares (which
+    // the budget bounds) together.
+    let all = |k: &str| NUMERIC.contains(&k) && !matches!(k, "SNIP_HEAD_BYTES" | "SNIP_TAIL_BYTES");
+    for name in NUMERIC.into_iter().chain(["all"]) {
+        for with_budget in [false, true] {
+            let config = match Config::from_lookup(|k| {
+                (k == name || (with_budget && k == "SNIP_MAX_BYTES") || (name == "all" && all(k)))
+                    .then(|| max.clone())
+            }) {
+                Ok(c) => c,
+                Err(e) => {
+                    assert!(e.to_string().contains(name), "refused, naming another: {e}");
+                    continue;
+                }
+            };
+            ran += 1;
+            for input in &inputs {
+                let o = snip_core::compress(input, &config, &mut common::FakeStore(Vec::new()));
+                assert!(o.output.len() <= input.len(), "{name}");
+                let mut s = snip_core::stream::StreamCompressor::new(&config);
+                let mut out = Vec::new();
+                for chunk in input.chunks(64 << 10) {
+                    s.push(chunk, &mut out).unwrap();
+                }
+                s.finish(&mut out).unwrap();
+            }
+        }
+    }
+    // Most of them run (only a head or tail share over the budget is refused).
+    assert!(ran >= 20, "{ran}");
+}

@@ -535,7 +535,10 @@ fn islands(
                 .sum::<usize>()
                 + marker_cost
         };
-        let (mut a, mut b) = (i.saturating_sub(ctx), (i + ctx).min(middle.len() - 1));
+        let (mut a, mut b) = (
+            i.saturating_sub(ctx),
+            i.saturating_add(ctx).min(middle.len() - 1),
+        );
         let mut cost = cost_of(keep, a, b);
         if used + cost > config.salient_bytes {
             // No room for its context: the line alone, if that fits.
@@ -617,7 +620,7 @@ fn exception_frames(
     mut used: usize,
     config: &Config,
 ) {
-    let frames_max = 3 * config.traceback_tail_frames;
+    let frames_max = config.traceback_tail_frames.saturating_mul(3);
     for &(prio, i, _) in cands {
         if prio != EXCEPTION_PRIORITY || !keep[i] {
             continue;

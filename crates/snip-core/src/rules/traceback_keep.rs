@@ -194,14 +194,23 @@ pub(crate) fn apply(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex) -> (u64,
     apply_within(doc, config, raw, false)
 }
 
+/// The head and tail frames to keep (`SNIP_TRACEBACK_HEAD`, `SNIP_TRACEBACK_TAIL`),
+/// each at most `lines`, the document's line count: a run holds no more frames than
+/// lines, so a larger setting keeps the same, and sums of them cannot overflow.
+fn frames_kept(config: &Config, lines: usize) -> (usize, usize) {
+    (
+        config.traceback_head_frames.min(lines),
+        config.traceback_tail_frames.min(lines),
+    )
+}
+
 /// [`apply`]; with `give_back`, when that leaves the document under the budget, the
 /// room goes back to the kept frames of every run of distinct frames (see [`elide`]):
 /// the most extra frames that keep it within the budget, shared between head and
 /// tail as their settings are.
 fn apply_within(doc: &mut Doc<'_>, config: &Config, raw: &RawIndex, give_back: bool) -> (u64, u64) {
     let n = doc.lines.len();
-    let keep_head = config.traceback_head_frames;
-    let keep_tail = config.traceback_tail_frames;
+    let (keep_head, keep_tail) = frames_kept(config, n);
     // One pass classifies every line and measures the longest run of frames; most
     // documents hold no run long enough to elide, and nothing is rebuilt for them.
     let need = keep_head + keep_tail + 1;
@@ -289,11 +298,10 @@ fn elide(
     extra: usize,
 ) -> (u64, u64) {
     let n = src.len();
-    let (base_head, base_tail) = (config.traceback_head_frames, config.traceback_tail_frames);
-    let extra_head = extra
-        .saturating_mul(base_head)
-        .checked_div(base_head + base_tail)
-        .unwrap_or(0);
+    let (base_head, base_tail) = frames_kept(config, n);
+    let extra_head = (extra as u128 * base_head as u128)
+        .checked_div(base_head as u128 + base_tail as u128)
+        .map_or(0, |h| h as usize);
     let eol = crate::doc::dominant_eol(src);
     let mut out: Vec<Line> = Vec::with_capacity(n);
     let (mut frames_elided, mut lines_elided) = (0u64, 0u64);
