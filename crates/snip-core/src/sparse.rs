@@ -208,6 +208,16 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Option<Vec<(u
             .saturating_mul(ctx.saturating_mul(2).saturating_add(1))
             .saturating_add(200)
     };
+    // Chooses line `k` if its cost still fits under `cap`.
+    let mut choose = |k: usize| {
+        if let Some(sum) = cost
+            .checked_add(line_cost(lines[k]))
+            .filter(|&sum| sum <= cap)
+        {
+            cost = sum;
+            chosen[k] = true;
+        }
+    };
     if config.salient_bytes > 0 {
         for k in order {
             let (s, e, _) = lines[k];
@@ -218,18 +228,10 @@ fn islands(input: &[u8], lo: usize, hi: usize, config: &Config) -> Option<Vec<(u
                 copies.push(k);
                 continue;
             }
-            let c = line_cost(lines[k]);
-            if cost.saturating_add(c) <= cap {
-                cost += c;
-                chosen[k] = true;
-            }
+            choose(k);
         }
         for k in copies {
-            let c = line_cost(lines[k]);
-            if cost.saturating_add(c) <= cap {
-                cost += c;
-                chosen[k] = true;
-            }
+            choose(k);
         }
     }
     // Each chosen line with `ctx` lines around it, every other counted line alone,

@@ -313,17 +313,21 @@ fn settings_at_their_largest_values_never_overflow() {
     let mut inputs: Vec<Vec<u8>> = common::corpus().into_iter().map(|c| c.bytes).collect();
     // Over 4 MiB and 64 budgets: the sparse path at the default budget.
     let mut big = Vec::new();
-    for i in 0..120_000 {
+    for i in 0..150_000 {
         big.extend_from_slice(format!("step {i} compiling crate_{} ok\n", i % 7).as_bytes());
         if i % 9_000 == 17 {
             big.extend_from_slice(b"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: bad\nerror: failed\n");
         }
     }
+    assert!(big.len() > 4 << 20, "{}", big.len());
     inputs.push(big);
     let mut ran = 0;
-    // Each alone, each with the budget, then all but the head and tail shares (which
-    // the budget bounds) together.
-    let all = |k: &str| NUMERIC.contains(&k) && !matches!(k, "SNIP_HEAD_BYTES" | "SNIP_TAIL_BYTES");
+    // Each alone and with the budget; then all but the budget and the head and tail
+    // shares (which the budget bounds) together, at the default budget and with it.
+    let all = |k: &str| {
+        NUMERIC.contains(&k)
+            && !matches!(k, "SNIP_MAX_BYTES" | "SNIP_HEAD_BYTES" | "SNIP_TAIL_BYTES")
+    };
     for name in NUMERIC.into_iter().chain(["all"]) {
         for with_budget in [false, true] {
             let config = match Config::from_lookup(|k| {
@@ -339,6 +343,8 @@ fn settings_at_their_largest_values_never_overflow() {
             ran += 1;
             for input in &inputs {
                 let o = snip_core::compress(input, &config, &mut common::FakeStore(Vec::new()));
+                // A panic inside the rules is caught and the input returned: not a pass.
+                assert!(o.failed_open.is_none(), "{name}: {:?}", o.failed_open);
                 assert!(o.output.len() <= input.len(), "{name}");
                 let mut s = snip_core::stream::StreamCompressor::new(&config);
                 let mut out = Vec::new();
